@@ -1,0 +1,1 @@
+"""tpbench runner: builds the patched kernels and boots them in QEMU."""

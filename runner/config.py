@@ -1,0 +1,128 @@
+"""Configuration as data: architectures, kernel configs, accelerators, paths.
+
+Nothing here runs a command; runner.world does that.
+"""
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PATCHES = REPO / "patches"
+CONFIGS = REPO / "configs"
+
+SOURCE_PACKAGE = "linux-source-6.12"
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+
+# The kernel build must use Debian's toolchain, not the rustup one on PATH.
+TOOLCHAIN = {
+    "RUSTC": "/usr/bin/rustc",
+    "RUSTDOC": "/usr/bin/rustdoc",
+    "BINDGEN": "/usr/bin/bindgen",
+}
+
+ACCELS = ("auto", "kvm", "tcg")
+
+# Debian packages the project needs; `make deps` installs them.
+DEBIAN_PACKAGES = (
+    "linux-source-6.12", "rustc-web", "rust-web-src", "bindgen",
+    "libclang-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
+    "cpio", "xz-utils", "git", "busybox-static", "qemu-system-x86",
+    "python3", "python3-pytest", "python3-pandas", "python3-numpy",
+    "gnuplot-nox",
+)
+
+
+@dataclass(frozen=True)
+class ArchParams:
+    """What differs between architectures (after KUnit's QemuArchParams)."""
+    name: str
+    kernel_arch: str
+    image: str              # path of the boot image inside the build dir
+    base_fragment: str      # Kconfig fragment applied on top of tinyconfig
+    qemu_binary: str
+    console: str            # the guest's console device
+    results_tty: str        # the guest's device for the results channel
+    qemu_machine_args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One kernel configuration to build and run: base fragment + its own."""
+    name: str
+    fragment: str
+
+
+ARCHS = {
+    "x86_64": ArchParams(
+        name="x86_64",
+        kernel_arch="x86",
+        image="arch/x86/boot/bzImage",
+        base_fragment="x86_64-base.config",
+        qemu_binary="qemu-system-x86_64",
+        console="ttyS0",
+        results_tty="ttyS1",
+        qemu_machine_args=("-m", "512", "-smp", "1"),
+    ),
+}
+
+KERNEL_CONFIGS = {
+    "jump_label": KernelConfig("jump_label", "jump_label.config"),
+    "no_jump_label": KernelConfig("no_jump_label", "no_jump_label.config"),
+}
+
+
+def cache_root() -> Path:
+    """Where extracted trees and builds live: never inside the checkout."""
+    env = os.environ.get("TPBENCH_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "tpbench"
+
+
+def series_files() -> list[Path]:
+    """The patches listed in patches/series, in order."""
+    names = [line.strip() for line in (PATCHES / "series").read_text().splitlines()]
+    return [PATCHES / n for n in names if n and not n.startswith("#")]
+
+
+def digest(parts) -> str:
+    """A short content hash over byte strings, for cache keys."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:12]
+
+
+def series_hash() -> str:
+    files = series_files()
+    return digest([f.name.encode() + b"\0" + f.read_bytes() for f in files])
+
+
+def fragment_paths(arch: ArchParams, config: KernelConfig) -> list[Path]:
+    return [CONFIGS / arch.base_fragment, CONFIGS / config.fragment]
+
+
+def fragment_hash(arch: ArchParams, config: KernelConfig) -> str:
+    return digest([p.read_bytes() for p in fragment_paths(arch, config)])
+
+
+def parse_kconfig(text: str) -> dict[str, str]:
+    """CONFIG_X -> its value, with 'n' for '# CONFIG_X is not set' lines."""
+    options = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("CONFIG_") and "=" in line:
+            key, value = line.split("=", 1)
+            options[key] = value
+        elif line.startswith("# CONFIG_") and line.endswith(" is not set"):
+            options[line[2:-len(" is not set")]] = "n"
+    return options
+
+
+def missing_options(wanted: dict[str, str], dotconfig_text: str) -> list[str]:
+    """The requested options that a .config does not have as requested."""
+    have = parse_kconfig(dotconfig_text)
+    return sorted(k for k, v in wanted.items() if have.get(k, "n") != v)

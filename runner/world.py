@@ -1,0 +1,417 @@
+"""Every subprocess the runner starts (builds, QEMU) goes through here.
+
+The rest of the runner is pure: configuration (runner.config) and console
+parsing (runner.console).
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner import config as cfg
+
+INIT_MARKER = "tpbench-init: started"
+
+
+class Failure(Exception):
+    """A step failed; the message says which and what to do."""
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Stage:
+    """Prints a stage's name when it starts and its elapsed time when it ends."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        self.start = time.monotonic()
+        say(f"[tpbench] {self.name} ...")
+        return self
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def __exit__(self, exc_type, exc, tb):
+        state = "done" if exc_type is None else "FAILED"
+        say(f"[tpbench] {self.name}: {state} in {self.elapsed():.1f} s")
+        return False
+
+
+def run(cmd, *, cwd=None, env=None, log: Path | None = None, check=True) -> subprocess.CompletedProcess:
+    """Runs a command; with `log`, its output goes there and the tail is shown on failure."""
+    full_env = dict(os.environ, **(env or {}))
+    if log is None:
+        proc = subprocess.run(cmd, cwd=cwd, env=full_env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        output = proc.stdout
+    else:
+        with open(log, "a") as f:
+            f.write(f"$ {shlex.join(map(str, cmd))}\n")
+            f.flush()
+            proc = subprocess.run(cmd, cwd=cwd, env=full_env, text=True,
+                                  stdout=f, stderr=subprocess.STDOUT)
+        output = Path(log).read_text(errors="replace")
+    if check and proc.returncode != 0:
+        tail = "\n".join(output.splitlines()[-25:])
+        where = f" (full log: {log})" if log else ""
+        raise Failure(f"command failed with status {proc.returncode}{where}:\n"
+                      f"  {shlex.join(map(str, cmd))}\n{tail}")
+    proc.stdout = output
+    return proc
+
+
+def output_of(cmd) -> str:
+    try:
+        return subprocess.run(cmd, text=True, capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unavailable"
+
+
+def debian_version(package: str) -> str:
+    version = output_of(["dpkg-query", "-W", "-f=${Version}", package])
+    if version == "unavailable" or not version:
+        raise Failure(f"Debian package {package} is not installed; run `make deps` as root "
+                      f"(or: apt-get install {package})")
+    return version
+
+
+def toolchain_versions() -> dict[str, str]:
+    return {
+        "rustc": output_of([cfg.TOOLCHAIN["RUSTC"], "--version"]),
+        "bindgen": output_of([cfg.TOOLCHAIN["BINDGEN"], "--version"]),
+        "gcc": output_of(["gcc", "--version"]).splitlines()[0] if shutil.which("gcc") else "unavailable",
+        "qemu": output_of(["qemu-system-x86_64", "--version"]).splitlines()[0],
+    }
+
+
+def check_packages(packages=cfg.DEBIAN_PACKAGES) -> list[str]:
+    """The packages of `packages` that dpkg does not list as installed."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n", *packages],
+                         text=True, capture_output=True).stdout
+    installed = {line.split()[0] for line in out.splitlines() if line.endswith(" installed")}
+    return [p for p in packages if p not in installed]
+
+
+# ---------------------------------------------------------------------------
+# Kernel source and builds
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    path: Path
+    key: str
+
+
+def source_key() -> str:
+    return f"{debian_version(cfg.SOURCE_PACKAGE)}-{cfg.series_hash()}"
+
+
+def prepare_source() -> SourceTree:
+    """Extracts Debian's tree into the cache and applies the series with git am.
+
+    Reuses the tree when one with the same package version and series hash
+    exists. The tree is made in a temporary directory and renamed into place
+    only when every patch applied, so a failed attempt leaves nothing behind
+    that a later run could mistake for a good tree.
+    """
+    key = source_key()
+    final = cfg.cache_root() / f"src-{key}"
+    if (final / ".tpbench-applied").exists():
+        say(f"[tpbench] source tree: cached at {final}")
+        return SourceTree(final, key)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    patches = cfg.series_files()
+    for p in patches:
+        if not p.exists():
+            raise Failure(f"patches/series names {p.name}, which does not exist")
+    work = Path(tempfile.mkdtemp(prefix=f"src-{key}.tmp-", dir=final.parent))
+    try:
+        with Stage(f"extract {cfg.SOURCE_TARBALL.name}"):
+            run(["tar", "-xf", cfg.SOURCE_TARBALL, "-C", work, "--strip-components=1"])
+        log = work / "tpbench-apply.log"
+        git = ["git", "-c", "user.name=tpbench", "-c", "user.email=tpbench@localhost",
+               "-c", "commit.gpgsign=false"]
+        with Stage(f"apply {len(patches)} patches"):
+            run(["git", "init", "-q"], cwd=work, log=log)
+            # Debian's .gitignore ignores everything ('/*'), hence -f.
+            run(["git", "add", "-f", "-A", "."], cwd=work, log=log)
+            run([*git, "commit", "-q", "-m", f"{cfg.SOURCE_PACKAGE} {key}"], cwd=work, log=log)
+            for patch in patches:
+                proc = run([*git, "am", "-q", "--reject", patch], cwd=work, log=log, check=False)
+                if proc.returncode != 0:
+                    rejects = sorted(str(p.relative_to(work)) for p in work.rglob("*.rej"))
+                    raise Failure(f"patch {patch.name} does not apply to {cfg.SOURCE_PACKAGE} "
+                                  f"{debian_version(cfg.SOURCE_PACKAGE)}; rejected hunks in: "
+                                  f"{', '.join(rejects) or '(none written)'}\n"
+                                  f"{proc.stdout.strip()[-2000:]}")
+        (work / ".tpbench-applied").write_text(key + "\n")
+        if final.exists():
+            shutil.rmtree(final)
+        work.rename(final)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return SourceTree(final, key)
+
+
+def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs=None, log=None,
+                extra=()):
+    jobs = jobs or (os.cpu_count() or 1) + 1
+    toolchain = [f"{k}={v}" for k, v in cfg.TOOLCHAIN.items()]
+    cmd = ["make", "-C", src, f"O={build}", f"ARCH={arch.kernel_arch}", f"-j{jobs}",
+           *toolchain, *extra, *targets]
+    return run(cmd, log=log)
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    arch: cfg.ArchParams
+    config: cfg.KernelConfig
+    src: Path
+    build: Path
+    key: str
+
+    @property
+    def image(self) -> Path:
+        return self.build / self.arch.image
+
+
+def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig) -> str:
+    tools = toolchain_versions()
+    toolhash = cfg.digest([f"{k}={tools[k]}".encode() for k in ("rustc", "bindgen", "gcc")])
+    return f"{source.key}-{arch.name}-{config.name}-{cfg.fragment_hash(arch, config)}-{toolhash}"
+
+
+def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig) -> KernelBuild:
+    """Configures and builds one kernel in its own O= directory, unless already built."""
+    key = build_key(source, arch, config)
+    build = cfg.cache_root() / f"build-{key}"
+    result = KernelBuild(arch, config, source.path, build, key)
+    stamp = build / ".tpbench-built"
+    if stamp.exists() and result.image.exists():
+        say(f"[tpbench] kernel {arch.name}/{config.name}: cached at {build}")
+        return result
+    build.mkdir(parents=True, exist_ok=True)
+    log = build / "tpbench-build.log"
+    log.write_text("")
+    fragments = cfg.fragment_paths(arch, config)
+    with Stage(f"configure {arch.name}/{config.name}"):
+        kbuild_make(source.path, build, "tinyconfig", arch=arch, log=log)
+        run([source.path / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
+             build / ".config", *fragments], cwd=source.path, log=log,
+            env={"ARCH": arch.kernel_arch})
+        kbuild_make(source.path, build, "olddefconfig", arch=arch, log=log)
+        wanted = {}
+        for path in fragments:
+            wanted.update(cfg.parse_kconfig(path.read_text()))
+        lost = cfg.missing_options(wanted, (build / ".config").read_text())
+        if lost:
+            raise Failure(f"{arch.name}/{config.name}: these requested options did not survive "
+                          f"olddefconfig (probably due to unsatisfied dependencies): "
+                          f"{', '.join(lost)}")
+    with Stage(f"build {arch.name}/{config.name} kernel and modules (log: {log})"):
+        kbuild_make(source.path, build, Path(arch.image).name, "modules", arch=arch, log=log)
+    stamp.write_text(key + "\n")
+    return result
+
+
+def build_external_module(kbuild: KernelBuild, module_dir: Path, extra=()) -> None:
+    """Builds an out-of-tree module against a built kernel."""
+    log = module_dir / "tpbench-build.log"
+    log.write_text("")
+    with Stage(f"build module {module_dir.name} for {kbuild.arch.name}/{kbuild.config.name}"):
+        kbuild_make(kbuild.src, kbuild.build, "modules", arch=kbuild.arch, log=log,
+                    extra=(f"M={module_dir}", *extra))
+
+
+def build_sample_module(kbuild: KernelBuild) -> Path:
+    """The rust_print sample as a loadable module, built from the patched tree's files.
+
+    The boot test needs the sample built in (its event fires at init, before
+    a module's events could be enabled); the codegen test looks at the .ko a
+    driver author would ship. This builds the same sources with the sample's
+    own Makefile and CONFIG_SAMPLE_RUST_PRINT=m, outside the kernel's tree.
+    """
+    out = kbuild.build / "tpbench-rust-print-module"
+    ko = out / "rust_print.ko"
+    if ko.exists() and (out / ".tpbench-built").exists():
+        return ko
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir()
+    sample = kbuild.src / "samples/rust"
+    for name in ("Makefile", "rust_print_main.rs", "rust_print_events.c"):
+        shutil.copy(sample / name, out / name)
+    build_external_module(kbuild, out, extra=("CONFIG_SAMPLE_RUST_PRINT=m",))
+    (out / ".tpbench-built").write_text("")
+    return ko
+
+
+# ---------------------------------------------------------------------------
+# Guest: initramfs and QEMU
+
+GUEST_DIR = cfg.REPO / "runner" / "guest"
+BUSYBOX = Path("/bin/busybox")
+
+
+def make_initramfs(out: Path, extra_files: dict[str, Path] | None = None) -> Path:
+    """A gzip'd newc cpio: busybox-static, our init, and any extra files (guest path -> host path)."""
+    if not BUSYBOX.exists():
+        raise Failure(f"{BUSYBOX} is missing; install busybox-static (make deps)")
+    with tempfile.TemporaryDirectory(prefix="tpbench-initramfs-") as tmp:
+        root = Path(tmp)
+        (root / "bin").mkdir()
+        shutil.copy(BUSYBOX, root / "bin/busybox")
+        shutil.copy(GUEST_DIR / "init", root / "init")
+        (root / "init").chmod(0o755)
+        for guest_path, host_path in (extra_files or {}).items():
+            dest = root / guest_path.lstrip("/")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(host_path, dest)
+        names = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+        tmp_out = out.with_suffix(".tmp")
+        with open(tmp_out, "wb") as f:
+            cpio = subprocess.Popen(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"], cwd=root,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            gzip = subprocess.Popen(["gzip", "-9n"], stdin=cpio.stdout, stdout=f)
+            cpio.stdout.close()
+            cpio.stdin.write("\n".join(names).encode() + b"\n")
+            cpio.stdin.close()
+            if cpio.wait() != 0 or gzip.wait() != 0:
+                raise Failure("making the initramfs with cpio | gzip failed")
+        tmp_out.rename(out)
+    return out
+
+
+def kvm_usable() -> tuple[bool, str]:
+    if not os.path.exists("/dev/kvm"):
+        return False, "/dev/kvm does not exist"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False, "/dev/kvm is not readable and writable by this user"
+    return True, "/dev/kvm is present"
+
+
+def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: str,
+                 results: Path) -> list[str]:
+    """The exact QEMU command line for one boot (pure)."""
+    if accel == "tcg":
+        # The guest TSC then counts executed instructions, exactly.
+        accel_args = ["-accel", "tcg", "-icount", "shift=0,sleep=off"]
+    elif accel == "kvm":
+        accel_args = ["-accel", "kvm", "-cpu", "host"]
+    else:
+        raise ValueError(f"accelerator must be kvm or tcg here, not {accel!r}")
+    return [arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
+            "-no-reboot", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", "-serial", f"file:{results}",
+            "-kernel", str(image), "-initrd", str(initrd),
+            "-append", f"console={arch.console} panic=-1 {append}".strip()]
+
+
+@dataclass
+class BootResult:
+    accel: str
+    accel_reason: str
+    command: list[str]
+    console_log: Path
+    results_file: Path
+    reached_init: bool
+    timed_out: bool
+    returncode: int | None
+    elapsed: float
+    time_to_init: float | None = None
+    console_lines: list[str] = field(default_factory=list)
+
+    @property
+    def results(self) -> str:
+        return self.results_file.read_text(errors="replace") if self.results_file.exists() else ""
+
+
+def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,
+               timeout: float, init_timeout: float | None) -> BootResult:
+    """Runs QEMU, streaming the console to console_log; kills it on a timeout.
+
+    With `init_timeout`, also gives up when the guest has not reached init by
+    then (used to probe whether KVM can boot at all).
+    """
+    say(f"[tpbench] $ {shlex.join(cmd)}")
+    results.unlink(missing_ok=True)
+    start = time.monotonic()
+    lines: list[str] = []
+    state = {"init_at": None, "timed_out": False}
+    with open(console_log, "w") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+
+        def watchdog():
+            while proc.poll() is None:
+                now = time.monotonic() - start
+                if now > timeout or (init_timeout and state["init_at"] is None and now > init_timeout):
+                    state["timed_out"] = True
+                    proc.kill()
+                    return
+                time.sleep(0.2)
+
+        threading.Thread(target=watchdog, daemon=True).start()
+        try:
+            for raw in proc.stdout:
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                log.write(line + "\n")
+                log.flush()
+                lines.append(line)
+                if state["init_at"] is None and INIT_MARKER in line:
+                    state["init_at"] = time.monotonic() - start
+        finally:
+            # Whatever arrived stays in the log, even on Ctrl-C.
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    return BootResult(accel=accel, accel_reason=reason, command=cmd, console_log=console_log,
+                      results_file=results, reached_init=state["init_at"] is not None,
+                      timed_out=state["timed_out"], returncode=proc.returncode,
+                      elapsed=time.monotonic() - start, time_to_init=state["init_at"],
+                      console_lines=lines)
+
+
+def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: str, outdir: Path,
+         name: str, timeout: float = 300, kvm_probe_timeout: float = 30) -> BootResult:
+    """Boots once with the chosen accelerator; `auto` tries KVM and falls back to TCG."""
+    if accel not in cfg.ACCELS:
+        raise Failure(f"unknown accelerator {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
+    outdir.mkdir(parents=True, exist_ok=True)
+    results = outdir / f"results-{name}.txt"
+    if accel == "tcg":
+        chosen, reason = "tcg", "requested (ACCEL=tcg)"
+    elif accel == "kvm":
+        ok, why = kvm_usable()
+        if not ok:
+            raise Failure(f"ACCEL=kvm but {why}; use ACCEL=tcg or ACCEL=auto")
+        chosen, reason = "kvm", "requested (ACCEL=kvm)"
+    else:
+        ok, why = kvm_usable()
+        if ok:
+            cmd = qemu_command(arch, image, initrd, append, "kvm", results)
+            probe = _boot_once(cmd, outdir / f"console-{name}-kvm-probe.log", results, "kvm",
+                               "auto: KVM tried first", timeout, kvm_probe_timeout)
+            if probe.reached_init:
+                return probe
+            say(f"[tpbench] KVM did not reach init within {kvm_probe_timeout:.0f} s; "
+                "falling back to TCG")
+            chosen = "tcg"
+            reason = (f"auto: /dev/kvm present but a KVM guest did not reach init within "
+                      f"{kvm_probe_timeout:.0f} s (QEMU status {probe.returncode}); fell back to TCG")
+        else:
+            chosen, reason = "tcg", f"auto: {why}; using TCG"
+    cmd = qemu_command(arch, image, initrd, append, chosen, results)
+    return _boot_once(cmd, outdir / f"console-{name}.log", results, chosen, reason, timeout, None)
