@@ -29,7 +29,7 @@ DEBIAN_PACKAGES = (
     "linux-source-6.12", "rustc-web", "rust-web-src", "bindgen",
     "libclang-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "xz-utils", "git", "busybox-static", "qemu-system-x86",
-    "python3", "python3-pytest", "python3-pandas", "python3-numpy",
+    "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
     "gnuplot-nox",
 )
 

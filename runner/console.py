@@ -68,3 +68,67 @@ def key_values(lines) -> dict[str, str]:
         if m and m.group(1) not in out:
             out[m.group(1)] = m.group(2)
     return out
+
+
+# ---------------------------------------------------------------------------
+# KTAP from the benchmark module (results channel)
+
+SAMPLE_FIELDS = ("variant", "state", "n", "rep", "cycles")
+_SAMPLE = re.compile(r"^# sample variant=(\w+) state=(\w+) n=(\d+) rep=(\d+) cycles=(\d+)$")
+_RESULT = re.compile(r"^(ok|not ok) (\d+) ([^#]+?)(?:\s+#\s*(.*))?$")
+_PLAN = re.compile(r"^1\.\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class KtapResult:
+    plan: int | None
+    tests: tuple[tuple[int, str, str], ...]   # (number, name, "ok" | "not ok" | "skip")
+    samples: tuple[dict, ...]
+    diagnostics: tuple[str, ...]
+    problems: tuple[str, ...]                 # why this run cannot be trusted, if anything
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def parse_ktap(lines) -> KtapResult:
+    """Parses the module's KTAP. Tests the plan announced but never reported count as crashed."""
+    plan = None
+    tests, samples, diags, problems = [], [], [], []
+    seen_version = False
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if line == "KTAP version 1":
+            seen_version = True
+            continue
+        m = _PLAN.match(line)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = _SAMPLE.match(line)
+        if m:
+            samples.append({"variant": m.group(1), "state": m.group(2), "n": int(m.group(3)),
+                            "rep": int(m.group(4)), "cycles": int(m.group(5))})
+            continue
+        m = _RESULT.match(line)
+        if m:
+            directive = (m.group(4) or "").upper()
+            status = "skip" if directive.startswith("SKIP") else m.group(1)
+            tests.append((int(m.group(2)), m.group(3).strip(), status))
+            continue
+        if line.startswith("#"):
+            diags.append(line[1:].strip())
+    if not seen_version:
+        problems.append("no 'KTAP version 1' header: the module produced no results")
+    if plan is None:
+        problems.append("no KTAP plan line")
+    else:
+        reported = {num for num, _, _ in tests}
+        crashed = [n for n in range(1, plan + 1) if n not in reported]
+        if crashed:
+            problems.append(f"tests {crashed} announced by the plan but never reported (crashed)")
+    for num, name, status in tests:
+        if status == "not ok":
+            problems.append(f"test {num} {name} failed")
+    return KtapResult(plan, tuple(tests), tuple(samples), tuple(diags), tuple(problems))

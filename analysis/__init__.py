@@ -1,0 +1,1 @@
+"""tpbench analysis: statistics, plots, codegen checks and the report."""

@@ -1,0 +1,119 @@
+"""Decodes x86_64 __jump_table entries of a relocatable object (.o or .ko).
+
+An entry is three PC-relative fields, `code`, `target` and `key`, each
+resolved through a relocation in a relocatable file. The key's relocation
+addend carries the field offset inside the key's containing object plus two
+flag bits: 1 for "branch defaults to on", 2 for objtool's "NOP this jmp".
+"""
+
+from dataclasses import dataclass
+
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationSection
+
+ENTRY_SIZE = 16          # s32 code, s32 target, s64 key
+NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5"}
+JMPS = {0xEB: 2, 0xE9: 5}
+
+
+@dataclass(frozen=True)
+class JumpEntry:
+    code_section: str
+    code_offset: int         # site, as an offset in code_section
+    target_offset: int
+    key_symbol: str
+    key_addend: int
+    function: str | None     # the function whose body holds the site
+    function_offset: int | None
+    site_bytes: bytes        # the first five bytes at the site
+
+    @property
+    def branch_default(self) -> bool:
+        return bool(self.key_addend & 1)
+
+    @property
+    def objtool_nop(self) -> bool:
+        return bool(self.key_addend & 2)
+
+    @property
+    def site_kind(self) -> str:
+        """'nop2', 'nop5', 'jmp2', 'jmp5', 'call' or 'other': what the site holds now."""
+        for nop, name in NOPS.items():
+            if self.site_bytes.startswith(nop):
+                return name
+        first = self.site_bytes[:1]
+        if first and first[0] in JMPS:
+            return f"jmp{JMPS[first[0]]}"
+        if first == b"\xe8":
+            return "call"
+        return "other"
+
+
+def _functions_by_section(elf):
+    funcs = {}
+    symtab = elf.get_section_by_name(".symtab")
+    for sym in symtab.iter_symbols():
+        if sym["st_info"]["type"] == "STT_FUNC" and isinstance(sym["st_shndx"], int):
+            funcs.setdefault(sym["st_shndx"], []).append(
+                (sym["st_value"], sym["st_size"], sym.name))
+    return funcs
+
+
+def read_jump_table(path) -> list[JumpEntry]:
+    """Every __jump_table entry of a relocatable x86_64 ELF file."""
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        if elf["e_machine"] != "EM_X86_64" or elf["e_type"] != "ET_REL":
+            raise ValueError(f"{path}: not a relocatable x86_64 object")
+        table = elf.get_section_by_name("__jump_table")
+        if table is None:
+            return []
+        rela = next((s for s in elf.iter_sections()
+                     if isinstance(s, RelocationSection)
+                     and s["sh_info"] == elf.get_section_index("__jump_table")), None)
+        if rela is None:
+            raise ValueError(f"{path}: __jump_table has no relocations")
+        symtab = elf.get_section(rela["sh_link"])
+        by_offset = {}
+        for r in rela.iter_relocations():
+            sym = symtab.get_symbol(r["r_info_sym"])
+            by_offset[r["r_offset"]] = (sym, r["r_addend"])
+        funcs = _functions_by_section(elf)
+        entries = []
+        for base in range(0, table["sh_size"], ENTRY_SIZE):
+            code_sym, code_add = by_offset[base]
+            target_sym, target_add = by_offset[base + 4]
+            key_sym, key_add = by_offset[base + 8]
+            shndx = code_sym["st_shndx"]
+            section = elf.get_section(shndx)
+            # PC32 "1b - ." relocations: the site is symbol + addend.
+            site = code_sym["st_value"] + code_add
+            target = target_sym["st_value"] + target_add
+            data = section.data()
+            function = function_offset = None
+            for start, size, name in funcs.get(shndx, []):
+                if start <= site < start + size:
+                    function, function_offset = name, site - start
+                    break
+            key_name = key_sym.name or elf.get_section(key_sym["st_shndx"]).name
+            entries.append(JumpEntry(section.name, site, target, key_name, key_add,
+                                     function, function_offset, bytes(data[site:site + 5])))
+        return entries
+
+
+def site_problems(entries, function_part: str, key_symbol: str) -> list[str]:
+    """Why the static branch of `key_symbol` in the function whose name contains
+    `function_part` is not a single patched-out NOP; [] when it is."""
+    mine = [e for e in entries
+            if e.function and function_part in e.function and e.key_symbol == key_symbol]
+    if len(mine) != 1:
+        return [f"expected exactly one __jump_table entry for {key_symbol} in a function "
+                f"matching {function_part!r}, found {len(mine)}"]
+    entry = mine[0]
+    problems = []
+    if entry.site_kind not in NOPS.values():
+        problems.append(f"site {entry.function}+{entry.function_offset:#x} holds "
+                        f"{entry.site_kind} ({entry.site_bytes.hex(' ')}), not a NOP")
+    if entry.branch_default:
+        problems.append("the entry's branch bit is set: the key would default to on")
+    return problems

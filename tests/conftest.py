@@ -1,0 +1,55 @@
+"""Shared fixtures: the built kernels are made once per session (and cached across runs)."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from runner import config as cfg  # noqa: E402
+from runner import world  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OUT = cfg.REPO / "out" / "test"
+_counts = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def pytest_configure(config):
+    accel = os.environ.get("ACCEL", "auto")
+    if accel not in cfg.ACCELS:
+        raise pytest.UsageError(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        _counts[report.outcome] += 1
+
+
+def pytest_unconfigure(config):
+    # The plain closing line CI reads; printed after pytest's own summary.
+    print(f"\n{_counts['passed']} passed, {_counts['failed']} failed, {_counts['skipped']} skipped")
+
+
+@pytest.fixture(scope="session")
+def accel():
+    return os.environ.get("ACCEL", "auto")
+
+
+@pytest.fixture(scope="session")
+def source_tree():
+    return world.prepare_source()
+
+
+@pytest.fixture(scope="session")
+def kernels(source_tree):
+    arch = cfg.ARCHS["x86_64"]
+    return {name: world.build_kernel(source_tree, arch, kc)
+            for name, kc in cfg.KERNEL_CONFIGS.items()}
+
+
+@pytest.fixture(scope="session")
+def sample_initramfs():
+    OUT.mkdir(parents=True, exist_ok=True)
+    return world.make_initramfs(OUT / "initramfs-sample.cpio.gz")

@@ -1,0 +1,57 @@
+"""The console and results parsers, fed with console logs captured from real guest boots."""
+
+from runner import console
+from tests.conftest import FIXTURES
+
+
+def lines(name):
+    return (FIXTURES / name).read_text().splitlines()
+
+
+def test_clean_boot():
+    v = console.judge_console(lines("console-clean-jump_label.log"))
+    assert v.reached_init and v.finished and v.rebooted and v.panic is None and v.ok
+
+
+def test_clean_boot_with_printk_timestamps():
+    v = console.judge_console(lines("console-clean-printk-time.log"))
+    assert v.ok and v.rebooted
+
+
+def test_panic_before_init():
+    v = console.judge_console(lines("console-panic-no-init.log"))
+    assert not v.ok and not v.reached_init
+    assert v.panic.startswith("Kernel panic - not syncing: No working init found")
+
+
+def test_truncated_boot_is_not_ok():
+    log = lines("console-clean-jump_label.log")
+    cut = log[:next(i for i, l in enumerate(log) if "tpbench-init: started" in l) + 1]
+    v = console.judge_console(cut)
+    assert v.reached_init and not v.finished and not v.ok
+
+
+def test_parsing_stops_at_reboot():
+    log = lines("console-clean-jump_label.log") + ["Kernel panic - not syncing: after reboot"]
+    assert console.judge_console(log).panic is None
+
+
+def test_trace_dump_with_event_enabled():
+    results = lines("results-sample-event-on.txt")
+    assert console.key_values(results) == {"event_exists": "yes", "event_enable": "1"}
+    trace = console.section(results, "tpbench: trace begin", "tpbench: trace end")
+    records = console.trace_events(trace, "rust_sample_loaded")
+    assert len(records) == 1 and records[0].endswith("rust_sample_loaded: magic=42")
+
+
+def test_trace_dump_with_event_disabled():
+    results = lines("results-sample-event-off.txt")
+    assert console.key_values(results)["event_enable"] == "0"
+    trace = console.section(results, "tpbench: trace begin", "tpbench: trace end")
+    assert trace is not None and trace[0] == "# tracer: nop"
+    assert console.trace_events(trace, "rust_sample_loaded") == []
+
+
+def test_missing_section_is_none():
+    assert console.section(["tpbench: trace begin", "x"], "tpbench: trace begin",
+                           "tpbench: trace end") is None

@@ -1,0 +1,81 @@
+"""The series: complete, applies to Debian's pristine tree, kernel style."""
+
+import os
+import re
+import subprocess
+import tempfile
+
+import pytest
+
+from runner import config as cfg
+
+PATCHES = sorted(p for p in cfg.PATCHES.glob("*.patch") if not p.name.startswith("0000-"))
+
+# checkpatch findings we leave, and the words the patch's "checkpatch:"
+# paragraph must use to explain each. Anything else fails the test.
+EXPLAINED = {
+    "does MAINTAINERS need updating": "MAINTAINERS",
+    "is not used in function-like macro": "argument not used",
+    "extern prototypes should be avoided": "extern prototype",
+    "Macro argument reuse": "argument reuse",
+    "Alignment should match open parenthesis": "TRACE_EVENT",
+    "Lines should not end with a '('": "TRACE_EVENT",
+}
+
+
+def test_series_lists_every_patch_in_order():
+    assert [p.name for p in cfg.series_files()] == [p.name for p in PATCHES]
+    assert len(PATCHES) == 6
+
+
+def test_cover_letter_is_filled_in():
+    text = (cfg.PATCHES / "0000-cover-letter.patch").read_text()
+    assert "*** SUBJECT HERE ***" not in text and "*** BLURB HERE ***" not in text
+    assert "base-commit:" in text
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=lambda p: p.name[:4])
+def test_subject_and_signoff(patch):
+    text = patch.read_text()
+    subject = re.search(r"^Subject: \[PATCH \d+/\d+\] (.+)$", text, re.M).group(1)
+    assert re.match(r"^[a-z0-9_]+(: [a-z0-9_]+)*: \S", subject), subject
+    assert len(subject) < 75, subject
+    assert re.search(r"^Signed-off-by: .+ <.+>$", text, re.M)
+    message = text.split("\n---\n", 1)[0]
+    body = message.split("\n\n", 1)[1]
+    assert all(len(line) <= 75 for line in body.splitlines()), "body wrapped at 75 columns"
+
+
+def test_series_applies_to_the_pristine_tree(source_tree):
+    """git apply each patch in turn onto the untouched tarball commit, in a scratch index."""
+    repo = source_tree.path
+    base = subprocess.run(["git", "rev-list", "--max-parents=0", "HEAD"], cwd=repo,
+                          text=True, capture_output=True, check=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, "index"))
+        subprocess.run(["git", "read-tree", base], cwd=repo, env=env, check=True)
+        for patch in cfg.series_files():
+            proc = subprocess.run(["git", "apply", "--cached", str(patch)], cwd=repo, env=env,
+                                  text=True, capture_output=True)
+            assert proc.returncode == 0, f"{patch.name} does not apply: {proc.stderr}"
+        tree = subprocess.run(["git", "write-tree"], cwd=repo, env=env, text=True,
+                              capture_output=True, check=True).stdout.strip()
+    head_tree = subprocess.run(["git", "rev-parse", "HEAD^{tree}"], cwd=repo, text=True,
+                               capture_output=True, check=True).stdout.strip()
+    assert tree == head_tree, "the cached tree is not the pristine tree plus this series"
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=lambda p: p.name[:4])
+def test_checkpatch_strict(source_tree, patch):
+    proc = subprocess.run([source_tree.path / "scripts/checkpatch.pl", "--strict", "--terse",
+                           "--no-summary", str(patch)], cwd=source_tree.path, text=True,
+                          capture_output=True)
+    findings = [line for line in proc.stdout.splitlines() if re.search(r": (ERROR|WARNING|CHECK):", line)]
+    assert not [f for f in findings if ": ERROR:" in f], findings
+    text = patch.read_text().split("\n---\n", 1)[0]
+    note = text.split("checkpatch:", 1)[1] if "checkpatch:" in text else ""
+    note = " ".join(note.split())
+    for finding in findings:
+        words = next((w for k, w in EXPLAINED.items() if k in finding), None)
+        assert words is not None, f"unexplained checkpatch finding: {finding}"
+        assert words in note, f"{patch.name}: commit message does not explain: {finding}"

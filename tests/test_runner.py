@@ -1,0 +1,99 @@
+"""The runner's pure parts and its process handling, without a kernel (QEMU faked)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner import __main__ as cli
+from runner import config as cfg
+from runner import world
+
+X86 = cfg.ARCHS["x86_64"]
+
+
+def test_parse_kconfig_reads_set_and_unset():
+    text = "# comment\nCONFIG_A=y\nCONFIG_B=\"x y\"\n# CONFIG_C is not set\n"
+    assert cfg.parse_kconfig(text) == {"CONFIG_A": "y", "CONFIG_B": '"x y"', "CONFIG_C": "n"}
+
+
+def test_missing_options_names_what_did_not_survive():
+    wanted = {"CONFIG_A": "y", "CONFIG_B": "y", "CONFIG_C": "n"}
+    dotconfig = "CONFIG_A=y\n# CONFIG_B is not set\n"
+    assert cfg.missing_options(wanted, dotconfig) == ["CONFIG_B"]
+    assert cfg.missing_options(wanted, dotconfig + "CONFIG_C=y\n") == ["CONFIG_B", "CONFIG_C"]
+
+
+def test_fragments_request_what_the_issue_needs():
+    for kc in cfg.KERNEL_CONFIGS.values():
+        wanted = {}
+        for p in cfg.fragment_paths(X86, kc):
+            wanted.update(cfg.parse_kconfig(p.read_text()))
+        for opt in ("RUST", "TRACEPOINTS", "EVENT_TRACING", "MODULES", "MODULE_UNLOAD",
+                    "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD", "DEBUG_FS", "SAMPLE_RUST_PRINT"):
+            assert wanted[f"CONFIG_{opt}"] == "y", opt
+    assert cfg.parse_kconfig((cfg.CONFIGS / "no_jump_label.config").read_text()) == \
+        {"CONFIG_JUMP_LABEL": "n"}
+
+
+def test_cache_keys_follow_content(tmp_path, monkeypatch):
+    assert cfg.digest([b"a"]) == cfg.digest([b"a"]) != cfg.digest([b"b"])
+    assert cfg.digest([b"ab", b"c"]) != cfg.digest([b"a", b"bc"])
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
+    assert cfg.cache_root() == tmp_path
+    assert not str(cfg.cache_root()).startswith(str(cfg.REPO))
+
+
+def test_tcg_command_counts_instructions():
+    cmd = world.qemu_command(X86, Path("bz"), Path("rd"), "x=1", "tcg", Path("res"))
+    assert cmd[:5] == ["qemu-system-x86_64", "-accel", "tcg", "-icount", "shift=0,sleep=off"]
+    assert "-no-reboot" in cmd and cmd[-1] == "console=ttyS0 panic=-1 x=1"
+    assert cmd[cmd.index("-serial", cmd.index("-serial") + 1) + 1] == "file:res"
+
+
+def test_unknown_accel_fails_before_anything_starts(capsys):
+    assert cli.main(["sample", "--accel", "warp"]) == 2
+    assert "unknown ACCEL 'warp'; valid values: auto, kvm, tcg" in capsys.readouterr().err
+    with pytest.raises(ValueError):
+        world.qemu_command(X86, Path("bz"), Path("rd"), "", "auto", Path("res"))
+
+
+def test_unknown_config_and_arch_fail(capsys):
+    assert cli.main(["kernels", "--configs", "jump_lable"]) == 2
+    assert "unknown kernel config 'jump_lable'" in capsys.readouterr().err
+    assert cli.main(["kernels", "--arch", "sparc"]) == 2
+    assert "supported: x86_64" in capsys.readouterr().err
+
+
+def fake_qemu(tmp_path, script):
+    exe = tmp_path / "fake-qemu"
+    exe.write_text("#!/bin/sh\n" + script)
+    exe.chmod(0o755)
+    return [str(exe)]
+
+
+def test_boot_streams_console_to_log(tmp_path):
+    cmd = fake_qemu(tmp_path, "echo 'Linux version 6.12'; echo 'tpbench-init: started'; "
+                              "echo 'tpbench-init: done'; echo 'reboot: Restarting system'\n")
+    r = world._boot_once(cmd, tmp_path / "console.log", tmp_path / "res", "tcg", "test", 10, None)
+    assert r.reached_init and not r.timed_out and r.returncode == 0
+    assert (tmp_path / "console.log").read_text().splitlines()[1] == "tpbench-init: started"
+
+
+def test_boot_timeout_kills_a_hung_guest_and_keeps_the_log(tmp_path):
+    cmd = fake_qemu(tmp_path, "echo 'Linux version 6.12'; exec sleep 60\n")
+    r = world._boot_once(cmd, tmp_path / "console.log", tmp_path / "res", "tcg", "test", 1, None)
+    assert r.timed_out and not r.reached_init and r.elapsed < 10
+    assert (tmp_path / "console.log").read_text() == "Linux version 6.12\n"
+
+
+def test_init_timeout_gives_up_on_a_silent_kvm_guest(tmp_path):
+    cmd = fake_qemu(tmp_path, "exec sleep 60\n")
+    r = world._boot_once(cmd, tmp_path / "c.log", tmp_path / "res", "kvm", "probe", 60, 1)
+    assert r.timed_out and not r.reached_init and r.elapsed < 10
+
+
+def test_failed_command_names_itself(tmp_path):
+    with pytest.raises(world.Failure, match=r"status 3.*\n.*sh -c"):
+        world.run(["sh", "-c", "echo oops; exit 3"], log=tmp_path / "log")
