@@ -4,18 +4,30 @@
 PYTHON ?= /usr/bin/python3
 ACCEL ?= auto
 export ACCEL
+# QUICK=1: a short matrix (3 values of N, 5 repetitions).
+QUICK_ARGS = $(if $(QUICK),--ns 1,10,100 --reps 5,)
+RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
+INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
-.PHONY: help deps kernels sample test unit-test
+.PHONY: help deps kernels sample bench codegen report test unit-test check-series
 
 help:
 	@echo "tpbench targets:"
-	@echo "  make deps       install the Debian packages (as root), or print the apt-get command"
-	@echo "  make kernels    extract, patch and build both x86_64 kernels (cached)"
-	@echo "  make sample     boot the jump_label kernel and show the Rust sample's trace"
-	@echo "  make test       everything above, checked: series, checkpatch, builds, boots, codegen"
-	@echo "  make unit-test  only the tests that need no kernel"
+	@echo "  make bench        the whole benchmark: kernels (cached), module, QEMU runs into"
+	@echo "                    data/<run-id>/, statistics, plots, codegen, REPORT.md"
+	@echo "  make codegen      disassemble and check the newest run's modules (or RUN=<id>)"
+	@echo "  make report       REPORT.md and plots again from the newest run (or RUN=<id>)"
+	@echo "  make test         what CI runs: series, checkpatch, builds, boots, benchmark, analysis"
+	@echo "  make unit-test    only the tests that need no kernel"
+	@echo "  make deps         install the Debian packages (as root), or print the apt-get command"
+	@echo "  make kernels      extract, patch and build both x86_64 kernels (cached)"
+	@echo "  make sample       boot the jump_label kernel and show the Rust sample's trace"
+	@echo "  make check-series build the tree after each patch, both configs (slow)"
 	@echo "variables:"
 	@echo "  ACCEL=auto|kvm|tcg   QEMU accelerator (auto: KVM if it boots, else TCG) [$(ACCEL)]"
+	@echo "  QUICK=1              short matrix for make bench"
+	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
+	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
 	@echo "  TPBENCH_CACHE=DIR    where trees and builds are cached [~/.cache/tpbench]"
 
 deps:
@@ -27,8 +39,26 @@ kernels: deps
 sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL)
 
+check-series: deps
+	$(PYTHON) -m runner check-series
+
+bench: deps
+	@set -e; start=$$(date +%s); \
+	run=$$($(PYTHON) -m runner bench --accel $(ACCEL) $(QUICK_ARGS) | tail -n 1); \
+	echo "[tpbench] analysis of $$run ..." >&2; \
+	$(PYTHON) -m analysis codegen --run $$run; \
+	$(PYTHON) -m analysis report --run $$run; \
+	echo "[tpbench] make bench: done in $$(( $$(date +%s) - start )) s; run $$run"
+
+codegen:
+	$(PYTHON) -m analysis codegen --run $(RUN_DIR) $(INCOMPLETE)
+
+report:
+	$(PYTHON) -m analysis report --run $(RUN_DIR) $(INCOMPLETE)
+
 test: deps
 	$(PYTHON) -m pytest -v -p no:cacheprovider tests
 
 unit-test:
-	$(PYTHON) -m pytest -v -p no:cacheprovider tests/test_console.py tests/test_jump_table.py tests/test_runner.py
+	$(PYTHON) -m pytest -v -p no:cacheprovider tests/test_console.py tests/test_jump_table.py \
+		tests/test_runner.py tests/test_stats.py

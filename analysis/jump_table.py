@@ -117,3 +117,15 @@ def site_problems(entries, function_part: str, key_symbol: str) -> list[str]:
     if entry.branch_default:
         problems.append("the entry's branch bit is set: the key would default to on")
     return problems
+
+
+def function_aliases(path) -> dict[str, list[str]]:
+    """Function names that share their address with another (identical code merged by the
+    compiler): name -> every name at that address, sorted."""
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        by_place = {}
+        for shndx, entries in _functions_by_section(elf).items():
+            for start, _, name in entries:
+                by_place.setdefault((shndx, start), []).append(name)
+    return {n: sorted(names) for names in by_place.values() if len(names) > 1 for n in names}

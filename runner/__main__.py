@@ -1,4 +1,4 @@
-"""Command line: python3 -m runner {deps,kernels,sample} ..."""
+"""Command line: python3 -m runner {deps,kernels,sample,bench} ..."""
 
 import argparse
 import os
@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from runner import config as cfg
-from runner import console, world
+from runner import bench, console, world
 
 
 def validate(args) -> None:
@@ -76,11 +76,39 @@ def cmd_sample(args) -> int:
     return 0
 
 
+def cmd_check_series(args) -> int:
+    """Every patch of the series builds on its own, in every config."""
+    source = world.prepare_source()
+    configs = [cfg.KERNEL_CONFIGS[n] for n in args.configs]
+    results = world.check_series_bisectable(source, cfg.ARCHS[args.arch], configs)
+    for subject, config, ok in results:
+        print(f"{'ok' if ok else 'FAILS'}\t{config}\t{subject}")
+    return 0 if all(ok for _, _, ok in results) else 1
+
+
+def bench_params(args) -> bench.BenchParams:
+    return bench.BenchParams(variants=bench.parse_list(args.variants),
+                             states=bench.parse_list(args.states),
+                             ns=bench.parse_ints(args.ns, "NS"),
+                             reps=int(args.reps), warmup=int(args.warmup))
+
+
+def cmd_bench(args) -> int:
+    params = bench_params(args)
+    problems = params.problems()
+    if problems:
+        raise world.Failure("; ".join(problems))
+    run = bench.run_matrix(args.configs, args.accel, params, Path(args.data))
+    print(run)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m runner")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("deps", help="install the Debian packages (root) or print the command")
     for name, helptext in (("kernels", "extract, patch and build the kernels (cached)"),
+                           ("check-series", "build the tree after each patch (slow)"),
                            ("sample", "boot a kernel and dump the rust_print sample's trace")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--arch", default="x86_64")
@@ -90,10 +118,23 @@ def main(argv=None) -> int:
             p.add_argument("--event", choices=("on", "off"), default="on")
             p.add_argument("--out", default="out/sample")
             p.add_argument("--timeout", type=float, default=300)
+    p = sub.add_parser("bench", help="run the benchmark matrix into data/<run-id>/")
+    p.add_argument("--arch", default="x86_64")
+    p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
+    p.add_argument("--accel", default="auto")
+    defaults = bench.BenchParams()
+    p.add_argument("--variants", default=",".join(defaults.variants))
+    p.add_argument("--states", default=",".join(defaults.states))
+    p.add_argument("--ns", default=",".join(map(str, defaults.ns)))
+    p.add_argument("--reps", default=str(defaults.reps))
+    p.add_argument("--warmup", default=str(defaults.warmup))
+    p.add_argument("--data", default=str(bench.DATA))
     args = parser.parse_args(argv)
     try:
         validate(args)
-        return {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample}[args.command](args)
+        commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
+                    "bench": cmd_bench, "check-series": cmd_check_series}
+        return commands[args.command](args)
     except world.Failure as e:
         world.say(f"[tpbench] error: {e}")
         return 2

@@ -226,6 +226,44 @@ def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelCon
     return result
 
 
+def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams,
+                            configs) -> list[tuple[str, str, bool]]:
+    """Builds the tree after each patch of the series, for each config: every patch must build.
+
+    Uses a worktree of the cached source repository, checked out commit by
+    commit so that each build is incremental. Returns (patch, config, ok).
+    """
+    repo = source.path
+    commits = run(["git", "rev-list", "--reverse", "HEAD~%d..HEAD" % len(cfg.series_files())],
+                  cwd=repo).stdout.split()
+    tree = cfg.cache_root() / f"bisect-{source.key}"
+    if not tree.exists():
+        run(["git", "worktree", "add", "--detach", tree, commits[0]], cwd=repo)
+    results = []
+    for config in configs:
+        build = cfg.cache_root() / f"bisect-{source.key}-{arch.name}-{config.name}"
+        build.mkdir(parents=True, exist_ok=True)
+        for commit in commits:
+            subject = run(["git", "log", "-1", "--format=%s", commit], cwd=repo).stdout.strip()
+            log = build / f"build-{commit[:12]}.log"
+            log.write_text("")
+            run(["git", "checkout", "-q", "--detach", commit], cwd=tree)
+            with Stage(f"bisect {config.name}: {subject}"):
+                try:
+                    if not (build / ".config").exists():
+                        kbuild_make(tree, build, "tinyconfig", arch=arch, log=log)
+                        run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
+                             build / ".config", *cfg.fragment_paths(arch, config)], cwd=tree,
+                            log=log, env={"ARCH": arch.kernel_arch})
+                    kbuild_make(tree, build, "olddefconfig", arch=arch, log=log)
+                    kbuild_make(tree, build, Path(arch.image).name, "modules", arch=arch, log=log)
+                    results.append((subject, config.name, True))
+                except Failure as e:
+                    say(str(e))
+                    results.append((subject, config.name, False))
+    return results
+
+
 def build_external_module(kbuild: KernelBuild, module_dir: Path, extra=()) -> None:
     """Builds an out-of-tree module against a built kernel."""
     log = module_dir / "tpbench-build.log"

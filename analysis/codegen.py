@@ -1,0 +1,276 @@
+"""Codegen comparison: the loop function of every variant, disassembled from the
+built module, with its tracepoint sites and their __jump_table entries.
+
+The parser and the path walk are pure functions over `objdump -dr` text, so
+they are tested on fixture listings; `objdump` itself runs in `disassemble`.
+"""
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.jump_table import NOPS, read_jump_table
+
+_FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
+_INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\t(\S+)\s*(.*)$")
+_RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
+_TARGET = re.compile(r"^([0-9a-f]+) <")
+
+LOOP_PREFIX = "tpbench_"
+
+
+@dataclass
+class Insn:
+    addr: int
+    raw: bytes
+    mnemonic: str
+    operands: str
+    reloc: str | None = None     # symbol a relocation in this instruction names
+
+    @property
+    def text(self) -> str:
+        """The instruction, with a call's real target or the symbol a relocation names."""
+        if self.reloc and self.mnemonic == "call":
+            return f"call {self.reloc}"
+        ops = self.operands.split("#")[0].strip()
+        return f"{self.mnemonic} {ops}".strip() + (f"  [{self.reloc}]" if self.reloc else "")
+
+    @property
+    def target(self) -> int | None:
+        m = _TARGET.match(self.operands)
+        return int(m.group(1), 16) if m else None
+
+    @property
+    def end(self) -> int:
+        return self.addr + len(self.raw)
+
+
+@dataclass
+class Function:
+    name: str
+    start: int
+    insns: list[Insn] = field(default_factory=list)
+
+    def at(self, addr: int) -> int:
+        for i, insn in enumerate(self.insns):
+            if insn.addr == addr:
+                return i
+        raise KeyError(f"{self.name}: no instruction at {addr:#x}")
+
+
+def parse_objdump(text: str) -> dict[str, Function]:
+    """Functions of `objdump -dr --insn-width=16` output, relocations attached."""
+    funcs: dict[str, Function] = {}
+    current = None
+    for line in text.splitlines():
+        m = _FUNC.match(line)
+        if m:
+            current = Function(m.group(2), int(m.group(1), 16))
+            funcs[current.name] = current
+            continue
+        if current is None:
+            continue
+        m = _INSN.match(line)
+        if m:
+            raw = bytes.fromhex(m.group(2).replace(" ", ""))
+            current.insns.append(Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip()))
+            continue
+        m = _RELOC.match(line)
+        if m and current.insns:
+            sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
+            current.insns[-1].reloc = sym
+    return funcs
+
+
+class WalkError(Exception):
+    pass
+
+
+def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> list[tuple[str, Insn]]:
+    """The instructions one iteration of `loop` executes with its tracepoint off.
+
+    The walk starts at the loop head (the target of the loop's backward branch)
+    and ends when it returns there. A tracepoint site (`sites`) is a NOP; a
+    forward branch that leaves the loop is not taken (N is large); any other
+    forward conditional branch inside the loop skips the enabled block, so it
+    is taken; calls are followed into functions of the same object.
+    """
+    f = funcs[loop]
+    back = [i for i in f.insns if i.mnemonic.startswith("j") and i.target is not None
+            and i.target < i.addr]
+    if not back:
+        raise WalkError(f"{loop}: no backward branch, no loop")
+    head = min(i.target for i in back)
+    loop_end = max(i.addr for i in back)
+    path: list[tuple[str, Insn]] = []
+    pc = head
+    for _ in range(1000):
+        insn = f.insns[f.at(pc)]
+        path.append((loop, insn))
+        if insn.addr in sites:
+            pc = insn.end
+        elif insn.mnemonic == "call":
+            path += callee_path(funcs, insn, sites)
+            pc = insn.end
+        elif insn.mnemonic == "jmp":
+            pc = insn.target
+        elif insn.mnemonic.startswith("j"):
+            t = insn.target
+            if t == head or (t < insn.addr):
+                pc = t                       # the loop goes round
+            elif t > loop_end:
+                pc = insn.end                # leaving the loop: not while N is large
+            else:
+                pc = t                       # skipping the enabled block
+        elif insn.mnemonic.startswith("ret"):
+            raise WalkError(f"{loop}: returned inside the loop at {insn.addr:#x}")
+        else:
+            pc = insn.end
+        if pc == head:
+            return path
+    raise WalkError(f"{loop}: the walk did not come back to the loop head")
+
+
+def callee_path(funcs, call: Insn, sites: set[int]) -> list[tuple[str, Insn]]:
+    name = call.reloc
+    if name not in funcs:
+        return []    # outside this object (the kernel): the call itself is on the path
+    f = funcs[name]
+    path = []
+    i = 0
+    for _ in range(1000):
+        insn = f.insns[i]
+        path.append((name, insn))
+        if insn.mnemonic.startswith("ret"):
+            return path
+        if insn.addr in sites:
+            i += 1
+        elif insn.mnemonic == "jmp":
+            i = f.at(insn.target)
+        elif insn.mnemonic.startswith("j"):
+            # In a helper, a conditional branch on the key count skips the enabled block.
+            i = f.at(insn.target)
+        elif insn.mnemonic == "call":
+            raise WalkError(f"{name}: nested call on the disabled path")
+        else:
+            i += 1
+    raise WalkError(f"{name}: no return")
+
+
+def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> None:
+    """objdump labels one of several names at an address; make every name find the code."""
+    for name, names in aliases.items():
+        if name not in funcs:
+            known = next((n for n in names if n in funcs), None)
+            if known:
+                funcs[name] = funcs[known]
+
+
+def disassemble(ko: Path) -> str:
+    return subprocess.run(["objdump", "-dr", "--insn-width=16", str(ko)], text=True,
+                          capture_output=True, check=True).stdout
+
+
+@dataclass
+class Site:
+    function: str
+    offset: int
+    kind: str       # nop2 / nop5 / jmp2 / ...
+    raw: str
+
+
+def sites_by_function(ko: Path) -> dict[str, list[Site]]:
+    out: dict[str, list[Site]] = {}
+    for e in read_jump_table(ko):
+        if e.function:
+            out.setdefault(e.function, []).append(
+                Site(e.function, e.code_offset, e.site_kind, e.site_bytes.hex(" ")))
+    return out
+
+
+def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
+                  measured: dict[str, float] | None, variants, jump_label: bool) -> list[str]:
+    """Every check of the codegen comparison; returns the failures (empty when all pass).
+
+    With CONFIG_JUMP_LABEL the trace loops have one NOP site each; without it, none.
+    """
+    failures = []
+    site_addrs = {s.offset for ss in sites.values() for s in ss}
+    for variant in ("c_trace", "rust_trace"):
+        fn = LOOP_PREFIX + variant
+        mine = sites.get(fn, [])
+        want = 1 if jump_label else 0
+        if len(mine) != want:
+            failures.append(f"{fn}: {len(mine)} __jump_table entries, expected {want}")
+        for s in mine:
+            if s.kind not in NOPS.values():
+                failures.append(f"{fn}: site at {s.offset:#x} holds {s.kind} ({s.raw}), not a NOP")
+    for variant in variants:
+        fn = LOOP_PREFIX + variant
+        try:
+            path = disabled_path(funcs, fn, site_addrs)
+        except (WalkError, KeyError) as e:
+            failures.append(f"{fn}: cannot walk the disabled path: {e}")
+            continue
+        calls = [i for _, i in path if i.mnemonic == "call"]
+        if variant in ("c_trace", "rust_trace") and calls:
+            failures.append(f"{fn}: the disabled path calls {calls[0].reloc or calls[0].text}")
+        if variant == "rust_helper" and not calls:
+            failures.append(f"{fn}: the helper variant's loop has no call")
+        if measured is not None and variant in measured and len(path) != measured[variant]:
+            failures.append(f"{fn}: {len(path)} instructions per iteration in the disassembly, "
+                            f"{measured[variant]:g} measured")
+    return failures
+
+
+PAIRS = (("c_empty", "rust_empty"), ("c_trace", "rust_trace"))
+
+
+def function_listing(funcs, fn: str, sites: set[int], path_addrs: set[tuple[str, int]]) -> list[str]:
+    out = [f"<{fn}>:"]
+    for insn in funcs[fn].insns:
+        mark = "*" if (fn, insn.addr) in path_addrs else " "
+        site = "  SITE" if insn.addr in sites else ""
+        out.append(f"{mark} {insn.addr:4x}: {insn.text[:52]}{site}")
+    return out
+
+
+def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
+    """The loop functions, C beside Rust for the empty loops and the trace sites; one
+    iteration's disabled path marked with '*', with its instruction count."""
+    sites = {s.offset for ss in sites_map.values() for s in ss}
+    blocks = {}
+    for v in variants:
+        fn = LOOP_PREFIX + v
+        try:
+            path = disabled_path(funcs, fn, sites)
+        except (WalkError, KeyError) as e:
+            blocks[v] = [f"<{fn}>: {e}"]
+            continue
+        addrs = {(f, i.addr) for f, i in path}
+        body = function_listing(funcs, fn, sites, addrs)
+        if funcs[fn].name != fn:
+            body[0] = f"<{fn}>: the same code as <{funcs[fn].name}> (merged by the compiler):"
+            addrs = {(funcs[fn].name, a) for _, a in addrs}
+            body = [body[0]] + function_listing(funcs, funcs[fn].name, sites, addrs)[1:]
+        callees = sorted({f for f, _ in path if f != fn})
+        for callee in callees:
+            body += [""] + function_listing(funcs, callee, sites, addrs)
+        blocks[v] = body + [f"disabled path: {len(path)} instructions per iteration"]
+    out = []
+    done = set()
+    for left, right in PAIRS:
+        if left in blocks and right in blocks:
+            a, b = blocks[left], blocks[right]
+            width = max(len(x) for x in a) + 4
+            for i in range(max(len(a), len(b))):
+                x = a[i] if i < len(a) else ""
+                y = b[i] if i < len(b) else ""
+                out.append(f"{x:<{width}}{y}".rstrip())
+            out.append("")
+            done |= {left, right}
+    for v in variants:
+        if v in blocks and v not in done:
+            out += blocks[v] + [""]
+    return "\n".join(out)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the C harness and the loop functions share. Every loop function calls
+ * its site n times with the loop index as the argument; the C ones are in
+ * tpbench_loops.c, the Rust ones in tpbench_rs.rs.
+ */
+#ifndef _TPBENCH_H
+#define _TPBENCH_H
+
+#include <linux/types.h>
+
+struct static_key;
+
+void tpbench_trace_helper(unsigned long i);
+int tpbench_key_count(struct static_key *key);
+
+void tpbench_c_empty(unsigned long n);
+void tpbench_c_trace(unsigned long n);
+void tpbench_rust_empty(unsigned long n);
+void tpbench_rust_trace(unsigned long n);
+void tpbench_rust_helper(unsigned long n);
+void tpbench_rust_load(unsigned long n);
+void tpbench_rust_count_call(unsigned long n);
+
+/* Rust's static branch on the tpbench_hit key, for the functional check. */
+bool tpbench_rust_key_is_on(void);
+
+#endif /* _TPBENCH_H */

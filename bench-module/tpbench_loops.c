@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The C loops. Each is noinline so that the harness times one call of it,
+ * and its body is what a C driver would write.
+ */
+
+#include <linux/compiler.h>
+
+#include "tpbench_trace.h"
+#include "tpbench.h"
+
+/*
+ * The loop alone. The empty asm takes the index in a register, as the
+ * trace site does, so the loop is neither deleted nor given a store.
+ */
+noinline void tpbench_c_empty(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		asm volatile("" : : "r" (i));
+}
+
+/* The real 6.12 trace_<event>(): C's static branch, untouched. */
+noinline void tpbench_c_trace(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		trace_tpbench_hit(i);
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tpbench: times C trace_<event>() against Rust declare_trace! and the
+ * baselines, with the tracepoint off and on, and reports KTAP through
+ * debugfs (tpbench/results), a channel apart from the kernel console.
+ *
+ * One timed sample is one call of a variant's loop function with interrupts
+ * off, between two ordered TSC reads. Under QEMU TCG with -icount shift=0
+ * the TSC counts guest instructions, so a sample is an instruction count.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+#include <asm/msr.h>
+
+#include "tpbench_trace.h"
+#include "tpbench.h"
+
+#define TPBENCH_MAX_N		1000000UL
+#define TPBENCH_MAX_REPS	1000
+#define TPBENCH_RESULTS_SIZE	(4 << 20)
+
+struct tpbench_variant {
+	const char *name;
+	void (*loop)(unsigned long n);
+	bool fires;		/* calls the tracepoint when it is on */
+};
+
+static const struct tpbench_variant tpbench_variants[] = {
+	{ "c_empty",	 tpbench_c_empty,	false },
+	{ "rust_empty",	 tpbench_rust_empty,	false },
+	{ "c_trace",	 tpbench_c_trace,	true },
+	{ "rust_trace",	 tpbench_rust_trace,	true },
+	{ "rust_helper", tpbench_rust_helper,	true },
+	{ "rust_load",	 tpbench_rust_load,	true },
+	{ "rust_count_call", tpbench_rust_count_call, true },
+};
+
+static const char * const tpbench_states[] = { "disabled", "enabled" };
+
+static char *variants = "c_empty,rust_empty,c_trace,rust_trace,rust_helper,rust_load,rust_count_call";
+module_param(variants, charp, 0444);
+MODULE_PARM_DESC(variants, "comma-separated variants to time");
+
+static char *states = "disabled,enabled";
+module_param(states, charp, 0444);
+MODULE_PARM_DESC(states, "comma-separated tracepoint states: disabled, enabled");
+
+static unsigned long ns[16] = { 0, 1, 10, 100, 1000, 10000 };
+static int ns_count = 6;
+module_param_array(ns, ulong, &ns_count, 0444);
+MODULE_PARM_DESC(ns, "loop lengths N to time (at most 16, each <= 1000000)");
+
+static unsigned int reps = 31;
+module_param(reps, uint, 0444);
+MODULE_PARM_DESC(reps, "timed repetitions per (variant, state, N), 1..1000");
+
+static unsigned int warmup = 3;
+module_param(warmup, uint, 0444);
+MODULE_PARM_DESC(warmup, "untimed calls before the timed ones, 0..1000");
+
+/* Bitmaps of the selected variants and states, from the parameters. */
+static unsigned long variant_mask, state_mask;
+
+static char *results;
+static size_t results_len;
+static struct debugfs_blob_wrapper results_blob;
+static struct dentry *tpbench_dir;
+
+static __printf(1, 2) void out(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	results_len += vscnprintf(results + results_len,
+				  TPBENCH_RESULTS_SIZE - results_len, fmt, args);
+	va_end(args);
+}
+
+/* What the probe saw; only touched with the probe attached. */
+static unsigned long probe_hits, probe_sum, probe_last;
+
+static void tpbench_probe(void *data, unsigned long i)
+{
+	probe_hits++;
+	probe_sum += i;
+	probe_last = i;
+}
+
+static void probe_reset(void)
+{
+	probe_hits = 0;
+	probe_sum = 0;
+	probe_last = 0;
+}
+
+/* Parses a comma list of names into a bitmap over `names`; -EINVAL names the bad one. */
+static int parse_list(const char *param, const char *list, const char * const *names,
+		      size_t count, unsigned long *mask)
+{
+	char *copy, *cur, *tok;
+	size_t k;
+	int ret = 0;
+
+	copy = kstrdup(list, GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	*mask = 0;
+	cur = copy;
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		if (!*tok)
+			continue;
+		for (k = 0; k < count; k++)
+			if (!strcmp(tok, names[k]))
+				break;
+		if (k == count) {
+			pr_err("tpbench: parameter %s: unknown value '%s'\n", param, tok);
+			ret = -EINVAL;
+			break;
+		}
+		*mask |= BIT(k);
+	}
+	kfree(copy);
+	if (!ret && !*mask) {
+		pr_err("tpbench: parameter %s: empty\n", param);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static int validate_params(void)
+{
+	const char *vnames[ARRAY_SIZE(tpbench_variants)];
+	size_t k;
+	int ret, i;
+
+	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++)
+		vnames[k] = tpbench_variants[k].name;
+	ret = parse_list("variants", variants, vnames, ARRAY_SIZE(vnames), &variant_mask);
+	if (ret)
+		return ret;
+	ret = parse_list("states", states, tpbench_states, ARRAY_SIZE(tpbench_states),
+			 &state_mask);
+	if (ret)
+		return ret;
+	if (ns_count < 1) {
+		pr_err("tpbench: parameter ns: empty\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < ns_count; i++) {
+		if (ns[i] > TPBENCH_MAX_N) {
+			pr_err("tpbench: parameter ns: %lu is above %lu (a negative value wraps to a huge one)\n",
+			       ns[i], TPBENCH_MAX_N);
+			return -EINVAL;
+		}
+	}
+	if (reps < 1 || reps > TPBENCH_MAX_REPS) {
+		pr_err("tpbench: parameter reps: %u is not in 1..%d\n", reps, TPBENCH_MAX_REPS);
+		return -EINVAL;
+	}
+	if (warmup > TPBENCH_MAX_REPS) {
+		pr_err("tpbench: parameter warmup: %u is above %d\n", warmup, TPBENCH_MAX_REPS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static u64 time_one(void (*loop)(unsigned long n), unsigned long n)
+{
+	unsigned long flags;
+	u64 t0, t1;
+
+	local_irq_save(flags);
+	t0 = rdtsc_ordered();
+	loop(n);
+	t1 = rdtsc_ordered();
+	local_irq_restore(flags);
+	return t1 - t0;
+}
+
+static int test_number;
+static bool all_ok = true;
+
+static void report(bool ok, const char *name)
+{
+	out("%s %d %s\n", ok ? "ok" : "not ok", ++test_number, name);
+	all_ok &= ok;
+}
+
+/* Rust's static branch follows the key: off, on after enabling, off again. */
+static void check_key_follows(void)
+{
+	bool before, during, after;
+	int ret;
+
+	before = tpbench_rust_key_is_on();
+	ret = register_trace_tpbench_hit(tpbench_probe, NULL);
+	during = tpbench_rust_key_is_on();
+	if (!ret)
+		unregister_trace_tpbench_hit(tpbench_probe, NULL);
+	tracepoint_synchronize_unregister();
+	after = tpbench_rust_key_is_on();
+	out("# key before=%d during=%d after=%d register=%d\n", before, during, after, ret);
+	report(!ret && !before && during && !after, "rust_static_branch_follows_key");
+}
+
+/* With the probe attached, every firing variant delivers exactly n hits and the same args. */
+static void check_hits(unsigned long n)
+{
+	unsigned long want_sum = n * (n - 1) / 2;
+	bool ok = true;
+	size_t k;
+	int ret;
+
+	ret = register_trace_tpbench_hit(tpbench_probe, NULL);
+	if (ret) {
+		out("# register_trace_tpbench_hit: %d\n", ret);
+		report(false, "probe_sees_every_call");
+		return;
+	}
+	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
+		const struct tpbench_variant *v = &tpbench_variants[k];
+		bool good;
+
+		probe_reset();
+		v->loop(n);
+		good = v->fires ? probe_hits == n && probe_sum == want_sum && probe_last == n - 1
+				: probe_hits == 0;
+		out("# hits variant=%s n=%lu hits=%lu sum=%lu last=%lu %s\n", v->name, n,
+		    probe_hits, probe_sum, probe_last, good ? "ok" : "WRONG");
+		ok &= good;
+	}
+	unregister_trace_tpbench_hit(tpbench_probe, NULL);
+	tracepoint_synchronize_unregister();
+	report(ok, "probe_sees_every_call");
+}
+
+/* With no probe attached, nothing fires. */
+static void check_no_hits(unsigned long n)
+{
+	bool ok = true;
+	size_t k;
+
+	probe_reset();
+	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++)
+		tpbench_variants[k].loop(n);
+	ok = probe_hits == 0;
+	out("# hits without probe: %lu\n", probe_hits);
+	report(ok, "no_probe_no_hits");
+}
+
+static void time_state(size_t s)
+{
+	const char *state = tpbench_states[s];
+	bool enabled = !strcmp(state, "enabled");
+	unsigned int rep;
+	size_t k;
+	int i, ret = 0;
+
+	if (enabled)
+		ret = register_trace_tpbench_hit(tpbench_probe, NULL);
+	if (ret) {
+		out("# register_trace_tpbench_hit: %d\n", ret);
+		report(false, enabled ? "timing_enabled" : "timing_disabled");
+		return;
+	}
+	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
+		const struct tpbench_variant *v = &tpbench_variants[k];
+
+		if (!(variant_mask & BIT(k)))
+			continue;
+		pr_info("tpbench: timing %s %s\n", v->name, state);
+		for (i = 0; i < ns_count; i++) {
+			for (rep = 0; rep < warmup; rep++)
+				time_one(v->loop, ns[i]);
+			for (rep = 0; rep < reps; rep++)
+				out("# sample variant=%s state=%s n=%lu rep=%u cycles=%llu\n",
+				    v->name, state, ns[i], rep, time_one(v->loop, ns[i]));
+		}
+	}
+	if (enabled) {
+		unregister_trace_tpbench_hit(tpbench_probe, NULL);
+		tracepoint_synchronize_unregister();
+	}
+	report(results_len < TPBENCH_RESULTS_SIZE - 1,
+	       enabled ? "timing_enabled" : "timing_disabled");
+}
+
+static int __init tpbench_init(void)
+{
+	size_t s;
+	int ret;
+
+	ret = validate_params();
+	if (ret)
+		return ret;
+	results = vzalloc(TPBENCH_RESULTS_SIZE);
+	if (!results)
+		return -ENOMEM;
+
+	out("KTAP version 1\n");
+	out("1..%lu\n", 3 + hweight_long(state_mask));
+	out("# tsc_khz=%u\n", tsc_khz);
+	check_key_follows();
+	check_no_hits(1000);
+	check_hits(1000);
+	for (s = 0; s < ARRAY_SIZE(tpbench_states); s++)
+		if (state_mask & BIT(s))
+			time_state(s);
+	out("# tpbench: %s\n", all_ok ? "all passed" : "FAILED");
+
+	results_blob.data = results;
+	results_blob.size = results_len;
+	tpbench_dir = debugfs_create_dir("tpbench", NULL);
+	debugfs_create_blob("results", 0444, tpbench_dir, &results_blob);
+	return 0;
+}
+
+static void __exit tpbench_exit(void)
+{
+	debugfs_remove_recursive(tpbench_dir);
+	vfree(results);
+}
+
+module_init(tpbench_init);
+module_exit(tpbench_exit);
+MODULE_DESCRIPTION("Cost of C and Rust tracepoint sites, off and on");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The Rust loops of tpbench, called by the C harness in the same module.
+
+use core::ffi::c_ulong;
+use core::sync::atomic::{AtomicI32, Ordering};
+
+mod trace {
+    use core::ffi::c_ulong;
+
+    kernel::declare_trace! {
+        /// Fires `tpbench_hit` through the series' `declare_trace!`.
+        ///
+        /// # Safety
+        ///
+        /// Always safe to call.
+        pub(crate) unsafe fn tpbench_hit(i: c_ulong);
+    }
+}
+
+// `struct tracepoint` points to a `struct module`, which bindgen leaves opaque; only the
+// address of the static and the key's count are used here.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// The out-of-line C function that calls `trace_tpbench_hit()`.
+    fn tpbench_trace_helper(i: c_ulong);
+    /// An out-of-line C reader of a static key's count.
+    fn tpbench_key_count(key: *mut kernel::bindings::static_key) -> core::ffi::c_int;
+    /// What `declare_trace!` calls when the key is on (defined by tpbench_events.c).
+    fn rust_do_trace_tpbench_hit(i: c_ulong);
+    static __tracepoint_tpbench_hit: kernel::bindings::tracepoint;
+}
+
+/// The loop alone; the empty asm consumes the index in a register, without a store.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_empty(n: c_ulong) {
+    for i in 0..n {
+        // SAFETY: An empty asm statement with no memory access.
+        unsafe { core::arch::asm!("/* {0} */", in(reg) i, options(nomem, nostack, preserves_flags)) };
+    }
+}
+
+/// `declare_trace!`: the static branch in Rust, C called only when the key is on.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_trace(n: c_ulong) {
+    for i in 0..n {
+        // SAFETY: `tpbench_hit` has no safety requirements.
+        unsafe { trace::tpbench_hit(i) };
+    }
+}
+
+/// The wrapper approach: an out-of-line C function per event, on or off.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_helper(n: c_ulong) {
+    for i in 0..n {
+        // SAFETY: A plain C function taking an integer.
+        unsafe { tpbench_trace_helper(i) };
+    }
+}
+
+/// Reads the key's count with an inline atomic load: the generic path with its helper inlined.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_load(n: c_ulong) {
+    // SAFETY: The tracepoint is a static defined in C; its key's count is an `atomic_t`, which
+    // has the size and alignment of `AtomicI32` and is only ever accessed atomically.
+    let count = unsafe {
+        AtomicI32::from_ptr(
+            core::ptr::addr_of!(__tracepoint_tpbench_hit.key.enabled.counter).cast_mut(),
+        )
+    };
+    for i in 0..n {
+        if count.load(Ordering::Relaxed) > 0 {
+            // SAFETY: The tracepoint has no requirements.
+            unsafe { rust_do_trace_tpbench_hit(i) };
+        }
+    }
+}
+
+/// The generic `static_key_false!` as it was before the series read the count inline: a call
+/// to an out-of-line C function per event to read the key's count.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_count_call(n: c_ulong) {
+    // SAFETY: Only the address of the C static is taken.
+    let key = unsafe { core::ptr::addr_of!(__tracepoint_tpbench_hit.key) }.cast_mut();
+    for i in 0..n {
+        // SAFETY: `key` points to the tracepoint's static key.
+        if unsafe { tpbench_key_count(key) } > 0 {
+            // SAFETY: The tracepoint has no requirements.
+            unsafe { rust_do_trace_tpbench_hit(i) };
+        }
+    }
+}
+
+/// Rust's static branch on the `tpbench_hit` key, for the harness's functional check.
+#[no_mangle]
+pub extern "C" fn tpbench_rust_key_is_on() -> bool {
+    // SAFETY: The key of a tracepoint is a static key defined by C.
+    unsafe {
+        kernel::jump_label::static_key_false!(
+            __tracepoint_tpbench_hit,
+            kernel::bindings::tracepoint,
+            key
+        )
+    }
+}

@@ -1,0 +1,205 @@
+"""The run matrix: build the benchmark module for each kernel, boot, collect samples.
+
+Writes data/<run-id>/ (console-<config>.log, samples.csv, context.json).
+Statistics are analysis/'s job; this only records what the guest measured.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import platform
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from runner import config as cfg
+from runner import console, world
+
+SCHEMA_VERSION = 1
+VARIANTS = ("c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load",
+            "rust_count_call")
+STATES = ("disabled", "enabled")
+MAX_N = 1_000_000
+MAX_REPS = 1000
+CSV_COLUMNS = ("config", "accel", "variant", "state", "n", "rep", "cycles")
+BENCH_MODULE = cfg.REPO / "bench-module"
+DATA = cfg.REPO / "data"
+
+
+@dataclass(frozen=True)
+class BenchParams:
+    variants: tuple[str, ...] = VARIANTS
+    states: tuple[str, ...] = STATES
+    ns: tuple[int, ...] = (0, 1, 10, 100, 1000, 10000)
+    reps: int = 31
+    warmup: int = 3
+
+    def problems(self) -> list[str]:
+        """The same checks the module makes, so that bad input fails before a boot."""
+        out = []
+        for v in self.variants:
+            if v not in VARIANTS:
+                out.append(f"unknown variant {v!r}; valid: {', '.join(VARIANTS)}")
+        for s in self.states:
+            if s not in STATES:
+                out.append(f"unknown state {s!r}; valid: {', '.join(STATES)}")
+        if not self.variants or not self.states or not self.ns:
+            out.append("variants, states and N list must each name at least one value")
+        if not 1 <= len(self.ns) <= 16:
+            out.append(f"between 1 and 16 values of N, not {len(self.ns)}")
+        for n in self.ns:
+            if not 0 <= n <= MAX_N:
+                out.append(f"N={n} is outside 0..{MAX_N}")
+        if not 1 <= self.reps <= MAX_REPS:
+            out.append(f"reps={self.reps} is outside 1..{MAX_REPS}")
+        if not 0 <= self.warmup <= MAX_REPS:
+            out.append(f"warmup={self.warmup} is outside 0..{MAX_REPS}")
+        return out
+
+    def module_args(self) -> list[str]:
+        return [f"variants={','.join(self.variants)}", f"states={','.join(self.states)}",
+                f"ns={','.join(map(str, self.ns))}", f"reps={self.reps}",
+                f"warmup={self.warmup}"]
+
+
+def parse_list(text: str) -> tuple[str, ...]:
+    return tuple(x for x in text.replace(",", " ").split() if x)
+
+
+def parse_ints(text: str, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in parse_list(text))
+    except ValueError:
+        raise world.Failure(f"{what} must be integers, not {text!r}") from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.rename(path)
+
+
+def samples_csv(rows) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def new_run_dir(root: Path, params: BenchParams) -> Path:
+    """data/<UTC time>-<hash of series and parameters>; never reuses a directory."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    tag = hashlib.sha256((cfg.series_hash() + repr(params)).encode()).hexdigest()[:7]
+    root.mkdir(parents=True, exist_ok=True)
+    run = root / f"{stamp}-{tag}"
+    run.mkdir()   # fails if it exists: earlier runs are never touched
+    return run
+
+
+def host_cpu() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def build_bench_module(kbuild: world.KernelBuild) -> Path:
+    """Copies bench-module/ next to the kernel build (never into the checkout) and builds it."""
+    out = kbuild.build / "tpbench-bench-module"
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(BENCH_MODULE, out, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))
+    world.build_external_module(kbuild, out)
+    return out / "tpbench.ko"
+
+
+def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
+               arch_name: str = "x86_64", timeout: float = 900) -> Path:
+    """Runs every config; returns the run directory. Raises world.Failure on a bad run,
+    after marking the run incomplete with the reason."""
+    problems = params.problems()
+    if accel not in cfg.ACCELS:
+        problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
+    for name in config_names:
+        if name not in cfg.KERNEL_CONFIGS:
+            problems.append(f"unknown config {name!r}; valid: {', '.join(cfg.KERNEL_CONFIGS)}")
+    if problems:
+        raise world.Failure("; ".join(problems))
+    arch = cfg.ARCHS[arch_name]
+    source = world.prepare_source()
+    run = new_run_dir(data_root, params)
+    tools = world.toolchain_versions()
+    context = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run.name,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host_cpu": host_cpu(),
+        "host_kernel": platform.release(),
+        "arch": arch.name,
+        "kernel_package": f"{cfg.SOURCE_PACKAGE} {world.debian_version(cfg.SOURCE_PACKAGE)}",
+        "series_hash": cfg.series_hash(),
+        "series": [p.name for p in cfg.series_files()],
+        "toolchain": tools,
+        "module_params": params.module_args(),
+        "requested_accel": accel,
+        "unit": None,
+        "configs": {},
+        "complete": False,
+        "incomplete_reason": "running",
+    }
+    ctx_path = run / "context.json"
+    write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+    rows: list[dict] = []
+    world.say(f"[tpbench] run {run}")
+    try:
+        for name in config_names:
+            kb = world.build_kernel(source, arch, cfg.KERNEL_CONFIGS[name])
+            ko = build_bench_module(kb)
+            # The exact module measured, for the codegen comparison of this run.
+            shutil.copy(ko, run / f"tpbench-{name}.ko")
+            initrd = world.make_initramfs(kb.build / "initramfs-bench.cpio.gz", {"/tpbench.ko": ko})
+            append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
+            with world.Stage(f"run matrix on {arch.name}/{name}"):
+                # Straight into the run directory, so an interrupted boot keeps its console.
+                result = world.boot(arch, kb.image, initrd, append, accel, run, name,
+                                    timeout=timeout)
+            fragments = cfg.fragment_paths(arch, kb.config)
+            context["configs"][name] = {
+                "kernel_release": (kb.build / "include/config/kernel.release").read_text().strip(),
+                "build_key": kb.key,
+                "fragments": {p.name: p.read_text() for p in fragments},
+                "fragment_hash": cfg.fragment_hash(arch, kb.config),
+                "qemu_command": result.command,
+                "accel": result.accel,
+                "accel_reason": result.accel_reason,
+                "boot_seconds": round(result.elapsed, 1),
+            }
+            context["unit"] = "instructions" if result.accel == "tcg" else "cycles"
+            verdict = console.judge_console(result.console_lines)
+            ktap = console.parse_ktap(result.results.splitlines())
+            rows += [dict(config=name, accel=result.accel, **s) for s in ktap.samples]
+            write_atomically(run / "samples.csv", samples_csv(rows))
+            write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+            if not verdict.ok or not ktap.ok:
+                why = "; ".join(ktap.problems) or verdict.panic or "guest did not finish"
+                if result.timed_out:
+                    why = f"guest timed out; {why}"
+                tail = "\n".join(result.console_lines[-15:])
+                raise world.Failure(f"{name}: {why}\nlast console lines:\n{tail}")
+            world.say(f"[tpbench] {name}: {len(ktap.samples)} samples, all {len(ktap.tests)} "
+                      "KTAP tests ok")
+        context["complete"] = True
+        context["incomplete_reason"] = None
+    except BaseException as e:
+        context["incomplete_reason"] = ("interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt)
+                                        else str(e).splitlines()[0])
+        raise
+    finally:
+        write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+        if rows:
+            write_atomically(run / "samples.csv", samples_csv(rows))
+    return run

@@ -1,0 +1,217 @@
+"""The benchmark: parameter checks, the KTAP parser on captured guest output,
+and a short real matrix under TCG with -icount, whose per-call costs are exact."""
+
+import csv
+import json
+
+import pytest
+
+from runner import bench, console, world
+from tests.conftest import FIXTURES, OUT
+
+
+def read(name):
+    return (FIXTURES / name).read_text().splitlines()
+
+
+# --- parameters -----------------------------------------------------------
+
+def test_default_params_are_valid():
+    assert bench.BenchParams().problems() == []
+
+
+@pytest.mark.parametrize("params, words", [
+    (bench.BenchParams(variants=("c_trace", "go_trace")), "unknown variant 'go_trace'"),
+    (bench.BenchParams(states=("recording",)), "unknown state 'recording'"),
+    (bench.BenchParams(ns=(10, -1)), "N=-1 is outside"),
+    (bench.BenchParams(ns=(10**9,)), "N=1000000000 is outside"),
+    (bench.BenchParams(ns=tuple(range(17))), "between 1 and 16 values of N"),
+    (bench.BenchParams(reps=0), "reps=0 is outside"),
+    (bench.BenchParams(variants=()), "at least one value"),
+])
+def test_bad_params_are_named(params, words):
+    assert any(words in p for p in params.problems()), params.problems()
+
+
+def test_bad_params_fail_before_any_boot(tmp_path, capsys):
+    from runner import __main__ as cli
+    assert cli.main(["bench", "--reps", "0", "--data", str(tmp_path)]) == 2
+    assert "reps=0 is outside 1..1000" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []   # no run directory was even made
+
+
+def test_module_args_round_trip():
+    p = bench.BenchParams(variants=("c_trace",), ns=(1, 10), reps=5, warmup=0)
+    assert p.module_args() == ["variants=c_trace", "states=disabled,enabled", "ns=1,10",
+                               "reps=5", "warmup=0"]
+
+
+# --- KTAP from real guests ---------------------------------------------------
+
+def test_clean_ktap():
+    k = console.parse_ktap(read("ktap-bench-jump_label.txt"))
+    assert k.ok and k.plan == 5 and len(k.tests) == 5
+    assert [name for _, name, _ in k.tests][:3] == [
+        "rust_static_branch_follows_key", "no_probe_no_hits", "probe_sees_every_call"]
+    assert {s["variant"] for s in k.samples} == set(bench.VARIANTS)
+    assert "key before=0 during=1 after=0 register=0" in k.diagnostics
+
+
+def test_truncated_ktap_counts_missing_tests_as_crashed():
+    lines = read("ktap-bench-jump_label.txt")
+    cut = lines[:next(i for i, l in enumerate(lines) if "state=disabled" in l) + 5]
+    k = console.parse_ktap(cut)
+    assert not k.ok
+    assert any("[4, 5] announced by the plan but never reported" in p for p in k.problems)
+
+
+def test_refused_insmod_has_no_ktap():
+    k = console.parse_ktap(read("ktap-bench-insmod-refused.txt"))
+    assert not k.ok and k.samples == ()
+    assert "no 'KTAP version 1' header" in k.problems[0]
+    log = read("console-bench-insmod-refused.log")
+    assert any("tpbench: parameter variants: unknown value 'go_trace'" in l for l in log)
+
+
+def test_failed_test_is_reported():
+    lines = [l.replace("ok 2 no_probe_no_hits", "not ok 2 no_probe_no_hits")
+             for l in read("ktap-bench-jump_label.txt")]
+    k = console.parse_ktap(lines)
+    assert not k.ok and "test 2 no_probe_no_hits failed" in k.problems
+
+
+def test_samples_csv_columns():
+    rows = [dict(config="jump_label", accel="tcg", variant="c_trace", state="disabled",
+                 n=10, rep=0, cycles=76)]
+    text = bench.samples_csv(rows)
+    assert text.splitlines()[0] == "config,accel,variant,state,n,rep,cycles"
+    assert list(csv.DictReader(text.splitlines()))[0]["cycles"] == "76"
+
+
+# --- the real matrix ---------------------------------------------------------
+
+SHORT = bench.BenchParams(ns=(1, 10, 100), reps=3, warmup=1)
+
+# Instructions per loop iteration under TCG -icount (the guest TSC counts
+# instructions), from the disassembly of tpbench.ko (x86_64, GCC 12 for C,
+# rustc 1.96 for Rust). `make codegen` shows the listings.
+EXPECTED = {
+    ("jump_label", "disabled"): {
+        "c_empty": 4,          # cmp; je; inc; jmp (GCC tests at the top of the loop)
+        "rust_empty": 3,       # inc; cmp; jne (LLVM tests at the bottom)
+        "c_trace": 6,          # cmp; je; NOP (site); jmp over the inline enabled block; inc; jmp
+        "rust_trace": 4,       # NOP (site); inc; cmp; jne: the enabled block is out of line
+        "rust_helper": 9,      # lea; call; [endbr64; mov; NOP (site); ret] in the helper; mov; cmp; jne
+        "rust_load": 6,        # mov (key count); test; jle; inc; cmp; jne
+        "rust_count_call": 10,  # mov; call; [endbr64; mov; ret]; test; jle; inc; cmp; jne
+    },
+    # Enabled: the probe is endbr64; incq; add; mov; ret (5), called directly (static
+    # call sites are patched), and __DO_TRACE's body is mov %gs (cpu); bt (online); jae;
+    # mov (funcs); test; je; mov (data); call (8).
+    ("jump_label", "enabled"): {
+        "c_empty": 4, "rust_empty": 3,
+        "c_trace": 19,         # cmp; je; jmp (site); __DO_TRACE 8 + mov (arg); probe 5; inc; jmp
+        "rust_trace": 23,      # jmp (site); mov; call; [endbr64; mov (arg); __DO_TRACE 8; probe 5;
+                               # ret] in rust_do_trace_tpbench_hit; jmp back; inc; cmp; jne
+        "rust_helper": 22,     # lea; call; [endbr64; mov; jmp (site); __DO_TRACE 8; probe 5; ret];
+                               # mov; cmp; jne
+        "rust_load": 24,       # mov; test; jle; mov; call; [rust_do_trace 10; probe 5; ret]; inc; cmp; jne
+        "rust_count_call": 28,  # rust_load plus a call to the count reader [endbr64; mov; ret]
+    },
+    ("no_jump_label", "disabled"): {
+        "c_empty": 4,
+        "rust_empty": 3,
+        "c_trace": 7,          # cmp; je; mov (count); test; jle; inc; jmp
+        "rust_trace": 6,       # mov (count); test; jle; inc; cmp; jne: patch 7 reads it inline
+        "rust_helper": 11,     # lea; call; [endbr64; mov; mov; test; jle; ret]; mov; cmp; jne
+        "rust_load": 6,        # the same code as rust_trace (LLVM merged the two functions)
+        "rust_count_call": 10,  # rust_trace before patch 7: a call to read the count
+    },
+    ("no_jump_label", "enabled"): {
+        "c_empty": 4, "rust_empty": 3,
+        "c_trace": 21,         # cmp; je; mov; test; jle; __DO_TRACE 8 + mov (arg); probe 5; inc; jmp
+        "rust_trace": 24,      # the same as rust_load
+        "rust_helper": 24,     # lea; call; [endbr64; mov; mov; test; jle; __DO_TRACE 8; probe 5;
+                               # ret]; mov; cmp; jne
+        "rust_load": 24,       # mov; test; jle; mov; call; [rust_do_trace 10; probe 5; ret]; inc; cmp; jne
+        "rust_count_call": 28,
+    },
+}
+
+
+def per_call(samples, config, state):
+    """Exact per-call cost: the difference between N=100 and N=10 over 90 calls."""
+    got = {}
+    for variant in bench.VARIANTS:
+        def at(n):
+            values = {int(r["cycles"]) for r in samples if r["config"] == config
+                      and r["state"] == state and r["variant"] == variant and int(r["n"]) == n}
+            assert len(values) == 1, f"{config}/{state}/{variant} N={n} varies: {values}"
+            return values.pop()
+        got[variant] = (at(100) - at(10)) / 90
+    return got
+
+
+@pytest.fixture(scope="module")
+def two_runs(kernels):
+    data = OUT / "data"
+    return [bench.run_matrix(list(kernels), "tcg", SHORT, data) for _ in range(2)]
+
+
+def load(run):
+    return list(csv.DictReader((run / "samples.csv").read_text().splitlines()))
+
+
+def test_run_directory_is_complete(two_runs):
+    run = two_runs[0]
+    ctx = json.loads((run / "context.json").read_text())
+    assert ctx["complete"] is True and ctx["unit"] == "instructions"
+    assert ctx["schema_version"] == bench.SCHEMA_VERSION
+    for name in ("jump_label", "no_jump_label"):
+        assert (run / f"console-{name}.log").exists()
+        assert ctx["configs"][name]["accel"] == "tcg"
+        assert "-icount" in ctx["configs"][name]["qemu_command"]
+    rows = load(run)
+    assert len(rows) == 2 * 2 * len(bench.VARIANTS) * 3 * 3
+    assert two_runs[0].name != two_runs[1].name
+
+
+@pytest.mark.parametrize("config, state", list(EXPECTED))
+def test_exact_per_call_cost(two_runs, config, state):
+    assert per_call(load(two_runs[0]), config, state) == EXPECTED[(config, state)]
+
+
+@pytest.mark.parametrize("config", ["jump_label", "no_jump_label"])
+def test_two_runs_give_identical_costs(two_runs, config):
+    for state in ("disabled", "enabled"):
+        assert per_call(load(two_runs[0]), config, state) == per_call(load(two_runs[1]), config, state)
+
+
+def test_rust_disabled_site_is_no_dearer_than_c(two_runs):
+    """The point of the series: net of its own empty loop, Rust's disabled site costs
+    at most what C's does, and far less than the out-of-line helper."""
+    for config in ("jump_label", "no_jump_label"):
+        c = per_call(load(two_runs[0]), config, "disabled")
+        assert c["rust_trace"] - c["rust_empty"] <= c["c_trace"] - c["c_empty"]
+        assert c["rust_helper"] > c["rust_trace"]
+
+
+def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
+    data = OUT / "data-timeout"
+    with pytest.raises(world.Failure, match="timed out"):
+        bench.run_matrix(["jump_label"], "tcg", SHORT, data, timeout=3)
+    (run,) = sorted(data.iterdir())[-1:]
+    ctx = json.loads((run / "context.json").read_text())
+    assert ctx["complete"] is False and "timed out" in ctx["incomplete_reason"]
+    assert (run / "console-jump_label.log").read_text().startswith("Linux version")
+
+
+def test_codegen_checks_pass_on_the_fresh_modules(two_runs, capsys):
+    """objdump of the modules just measured: NOP sites, no call when off, and the
+    instructions counted per iteration equal the per-call cost measured."""
+    from analysis import __main__ as analysis_cli
+    assert analysis_cli.cmd_codegen(two_runs[0], allow_incomplete=False) == 0
+    for config in ("jump_label", "no_jump_label"):
+        checks = (two_runs[0] / f"codegen-checks-{config}.txt").read_text()
+        assert "all codegen checks pass" in checks, checks
+    assert "site tpbench_rust_trace: nop2" in (two_runs[0] / "codegen-checks-jump_label.txt").read_text()

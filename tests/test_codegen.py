@@ -1,0 +1,73 @@
+"""The codegen checker on objdump listings of real tpbench modules (fixtures)."""
+
+from analysis import codegen
+from analysis.codegen import Site
+from tests.conftest import FIXTURES
+
+VARIANTS = ["c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load"]
+# Offsets of the __jump_table sites in that module (from analysis.jump_table on the .ko).
+SITES = {"tpbench_c_trace": [Site("tpbench_c_trace", 0x21a, "nop2", "66 90")],
+         "tpbench_rust_trace": [Site("tpbench_rust_trace", 0x4d4, "nop2", "66 90")],
+         "tpbench_trace_helper": [Site("tpbench_trace_helper", 0x415, "nop2", "66 90")]}
+MEASURED = {"c_empty": 4, "rust_empty": 3, "c_trace": 6, "rust_trace": 4, "rust_helper": 9,
+            "rust_load": 6}
+
+
+def funcs(name):
+    return codegen.parse_objdump((FIXTURES / name).read_text())
+
+
+def test_parser_reads_functions_and_relocations():
+    f = funcs("objdump-tpbench-jump_label.txt")
+    trace = f["tpbench_rust_trace"]
+    assert trace.insns[0].mnemonic == "endbr64"
+    calls = [i for i in trace.insns if i.mnemonic == "call"]
+    assert [c.reloc for c in calls] == ["rust_do_trace_tpbench_hit"]
+    assert f["tpbench_c_trace"].insns[f["tpbench_c_trace"].at(0x21a)].raw == bytes.fromhex("6690")
+
+
+def test_passing_module():
+    f = funcs("objdump-tpbench-jump_label.txt")
+    assert codegen.check_codegen(f, SITES, MEASURED, VARIANTS, jump_label=True) == []
+    path = codegen.disabled_path(f, "tpbench_rust_helper", {0x21a, 0x4d4, 0x415})
+    assert [fn for fn, _ in path].count("tpbench_trace_helper") == 4   # endbr64; mov; NOP; ret
+
+
+def test_jmp_left_at_site_fails():
+    sites = dict(SITES, tpbench_rust_trace=[Site("tpbench_rust_trace", 0x4d4, "jmp2", "eb 02")])
+    failures = codegen.check_codegen(funcs("objdump-tpbench-jump_label.txt"), sites, MEASURED,
+                                     VARIANTS, jump_label=True)
+    assert failures == ["tpbench_rust_trace: site at 0x4d4 holds jmp2 (eb 02), not a NOP"]
+
+
+def test_call_in_disabled_path_fails():
+    # The generic path before patch 7 called a C helper to read the key count.
+    f = funcs("objdump-tpbench-no_jump_label-before-patch7.txt")
+    measured = dict(MEASURED, c_trace=7, rust_trace=10, rust_helper=11)
+    failures = codegen.check_codegen(f, {}, measured, VARIANTS, jump_label=False)
+    # The helper lives in vmlinux, so its 3 instructions are not counted either.
+    assert failures == ["tpbench_rust_trace: the disabled path calls rust_helper_static_key_count",
+                        "tpbench_rust_trace: 7 instructions per iteration in the disassembly, "
+                        "10 measured"]
+
+
+def test_static_count_must_equal_measurement():
+    f = funcs("objdump-tpbench-jump_label.txt")
+    failures = codegen.check_codegen(f, SITES, dict(MEASURED, rust_trace=5), VARIANTS, True)
+    assert failures == ["tpbench_rust_trace: 4 instructions per iteration in the disassembly, "
+                        "5 measured"]
+
+
+def test_missing_site_entry_fails():
+    sites = {k: v for k, v in SITES.items() if k != "tpbench_c_trace"}
+    failures = codegen.check_codegen(funcs("objdump-tpbench-jump_label.txt"), sites, None,
+                                     VARIANTS, jump_label=True)
+    assert "tpbench_c_trace: 0 __jump_table entries, expected 1" in failures
+
+
+def test_listing_puts_c_beside_rust_and_marks_the_path():
+    text = codegen.listing(funcs("objdump-tpbench-jump_label.txt"), SITES, VARIANTS)
+    row = next(l for l in text.splitlines() if "<tpbench_c_trace>:" in l)
+    assert "<tpbench_rust_trace>:" in row
+    assert "disabled path: 6 instructions per iteration" in text
+    assert "*  4d4: xchg %ax,%ax  SITE" in text

@@ -1,0 +1,83 @@
+"""Statistics on synthetic data with known answers."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import stats
+
+
+def frame(rows):
+    return pd.DataFrame(rows, columns=["config", "accel", "variant", "state", "n", "rep", "cycles"])
+
+
+def exact_run(costs, base=10, ns=(0, 1, 10, 100), reps=5, accel="tcg"):
+    """Samples as icount gives them: cycles = base + cost * n, identical across reps."""
+    rows = []
+    for variant, cost in costs.items():
+        for n in ns:
+            for rep in range(reps):
+                rows.append(("jump_label", accel, variant, "disabled", n, rep, base + cost * n))
+    return frame(rows)
+
+
+def test_slope_is_exact_on_a_line():
+    assert stats.slope([1, 10, 100], [17, 53, 413]) == pytest.approx(4.0)
+
+
+def test_bootstrap_of_exact_data_has_zero_width():
+    df = exact_run({"c_trace": 6})
+    draws = stats.bootstrap_slopes(df[df.n > 0], np.random.default_rng(0), b=200)
+    assert np.allclose(draws, 6.0)
+
+
+def test_bootstrap_interval_covers_a_noisy_slope():
+    rng = np.random.default_rng(3)
+    rows = [("k", "kvm", "c_trace", "disabled", n, r, 100 + 5.0 * n + rng.normal(0, 20))
+            for n in (10, 100, 1000) for r in range(31)]
+    df = frame(rows)
+    lo, hi = stats.interval(stats.bootstrap_slopes(df, np.random.default_rng(1)))
+    assert lo < 5.0 < hi and hi - lo < 0.2
+
+
+def test_summary_net_and_difference_to_c():
+    df = exact_run({"c_empty": 4, "c_trace": 6, "rust_empty": 3, "rust_trace": 4,
+                    "rust_helper": 9})
+    t = stats.summarize(df, "instructions").set_index("variant")
+    assert t.loc["rust_trace", "per_call"] == pytest.approx(4)
+    assert t.loc["rust_trace", "net"] == pytest.approx(1)        # 4 - rust_empty 3
+    assert t.loc["c_trace", "net"] == pytest.approx(2)           # 6 - c_empty 4
+    assert t.loc["rust_trace", "diff_c"] == pytest.approx(-1)
+    assert t.loc["rust_trace", "verdict"] == "costs 1 instruction less per call"
+    assert t.loc["rust_helper", "verdict"] == "costs 4 instructions more per call"
+    assert t.loc["c_trace", "verdict"] == "reference"
+    assert t.loc["c_empty", "verdict"] == "baseline"
+    assert (t.mild_outliers == 0).all() and not t.first_rep_outlier.any()
+
+
+@pytest.mark.parametrize("diff, lo, hi, noise, expected", [
+    (0.0, 0.0, 0.0, 0.0, "matches C"),
+    (1.0, 1.0, 1.0, 0.0, "costs 1 cycle more per call"),
+    (-2.0, -2.0, -2.0, 0.0, "costs 2 cycles less per call"),
+    (0.2, -0.4, 0.5, 0.5, "matches C"),                 # inside the threshold, edges included
+    (0.7, 0.6, 0.8, 0.5, "costs 0.7 cycles more per call (CI 0.60..0.80)"),
+    (-0.7, -0.8, -0.6, 0.5, "costs 0.7 cycles less per call (CI 0.60..0.80)"),
+    (0.4, -0.2, 0.9, 0.5, "within noise (CI -0.20..0.90)"),
+    (0.5, 0.5, 0.6, 0.5, "within noise (CI 0.50..0.60)"),   # lo on the edge: not beyond it
+])
+def test_verdict_edges(diff, lo, hi, noise, expected):
+    assert stats.verdict(diff, lo, hi, noise, "cycles") == expected
+
+
+def test_tukey_outliers():
+    values = [10] * 20 + [11, 12, 9, 10, 10, 10, 10, 10]
+    assert stats.tukey_outliers(values) == (0, 3)         # IQR 0: any deviation is severe
+    v = list(range(100, 120)) + [135, 160]                # q1 104.25, q3 115.75, IQR 11.5
+    assert stats.tukey_outliers(v) == (1, 1)
+
+
+def test_first_rep_outlier_is_flagged():
+    df = exact_run({"c_trace": 6}, reps=8)
+    df.loc[(df.rep == 0) & (df.n == 100), "cycles"] += 500
+    assert stats.first_rep_outlier(df)
+    assert not stats.first_rep_outlier(exact_run({"c_trace": 6}))
