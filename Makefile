@@ -5,7 +5,7 @@ PYTHON ?= /usr/bin/python3
 ACCEL ?= auto
 export ACCEL
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
-QUICK_ARGS = $(if $(QUICK),--ns 1,10,100 --reps 5,)
+QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
 INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
@@ -44,7 +44,7 @@ check-series: deps
 
 bench: deps
 	@set -e; start=$$(date +%s); \
-	run=$$($(PYTHON) -m runner bench --accel $(ACCEL) $(QUICK_ARGS) | tail -n 1); \
+	run=$$($(PYTHON) -m runner bench --accel $(ACCEL) $(QUICK_ARGS)); \
 	echo "[tpbench] analysis of $$run ..." >&2; \
 	$(PYTHON) -m analysis codegen --run $$run; \
 	$(PYTHON) -m analysis report --run $$run; \

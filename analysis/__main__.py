@@ -53,6 +53,8 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
             "iteration equal the per-call cost measured"]
         (run / f"codegen-checks-{config}.txt").write_text("\n".join(text) + "\n")
         (run / f"codegen-{config}.txt").write_text(codegen.listing(funcs, sites, variants))
+        (run / f"paths-{config}.tsv").write_text("".join(
+            f"{v}\t{n}\t{text}\n" for v, n, text in codegen.path_summary(funcs, sites, variants)))
         print(f"{config}:\n  " + "\n  ".join(text))
         failed |= bool(failures)
     return 1 if failed else 0
@@ -68,10 +70,13 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
             for p in sorted(run.glob("codegen-*.txt")) if "checks" not in p.name}
     checks = {p.stem.removeprefix("codegen-checks-"): p.read_text()
               for p in sorted(run.glob("codegen-checks-*.txt"))}
-    text = report.render(run, summary, context, code, checks, REPO)
+    paths = {p.stem.removeprefix("paths-"): [line.split("\t") for line in p.read_text().splitlines()]
+             for p in sorted(run.glob("paths-*.tsv"))}
+    text = report.render(run, summary, context, code, checks, REPO, paths)
     (REPO / "REPORT.md").write_text(text)
     cols = ["config", "state", "variant", "per_call", "net", "diff_c", "verdict"]
-    with pd.option_context("display.width", 160, "display.max_rows", 200):
+    with pd.option_context("display.width", 160, "display.max_rows", 200,
+                           "display.float_format", "{:g}".format):
         print(summary[cols].to_string(index=False))
     print(f"\nreport: {REPO / 'REPORT.md'}")
     return 0

@@ -49,8 +49,37 @@ def outlier_notes(summary: pd.DataFrame) -> str:
     return text
 
 
+def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[str]:
+    """Each disabled per-call cost beside the instructions the disassembly says one
+    iteration runs; the two counts are compared by `make codegen`."""
+    if not paths:
+        return []
+    out = ["## The disabled path, instruction by instruction", "",
+           "What one loop iteration executes with the tracepoint off, walked in the "
+           "disassembly of the measured module (calls followed into the module's own "
+           "functions). Under icount the measured cost must equal the count.", ""]
+    for config in sorted(paths):
+        out += [f"| {config} | measured | counted | instructions |", "|---|---:|---:|---|"]
+        for variant, count, text in paths[config]:
+            r = summary[(summary.config == config) & (summary.state == "disabled")
+                        & (summary.variant == variant)]
+            measured = fmt(r.per_call.iloc[0]) if len(r) else ""
+            out.append(f"| `{variant}` | {measured} | {count} | {text} |")
+        out.append("")
+    out += [
+        "Reading the jump_label table: GCC places C's enabled block inline, right after the "
+        "site, so the disabled path runs the NOP and then a `jmp` over that block; LLVM "
+        "places Rust's enabled block after the loop, so the disabled path runs the NOP "
+        "alone. The loops differ too: GCC tests at the top (`cmp; je; ...; jmp`), LLVM at "
+        "the bottom (`inc; cmp; jne`). Without CONFIG_JUMP_LABEL both languages load the "
+        "key count, test it and branch.",
+        "",
+    ]
+    return out
+
+
 def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, str],
-           checks: dict[str, str], repo_root: Path) -> str:
+           checks: dict[str, str], repo_root: Path, paths=None) -> str:
     unit = context["unit"]
     rel = run.relative_to(repo_root)
     accel = sorted({c["accel"] for c in context["configs"].values()})
@@ -98,7 +127,9 @@ def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, s
         for state in STATE_ORDER:
             lines += [f"![scaling, {config}, {state}]({rel}/plots/scaling-{config}-{state}.png)",
                       f"![samples, {config}, {state}]({rel}/plots/box-{config}-{state}.png)", ""]
-    lines += ["SVG versions sit next to each PNG.", "", "## Generated code", ""]
+    lines += ["SVG versions sit next to each PNG.", ""]
+    lines += explained(paths or {}, summary)
+    lines += ["## Generated code", ""]
     for config in sorted(codegen):
         lines += [f"### {config}", "", "Checks:", "", "```", checks.get(config, "").rstrip(),
                   "```", "", "Loop bodies (objdump of the measured module; `*` marks the "

@@ -16,6 +16,8 @@ BOOTSTRAP = 2000
 # Under TCG with -icount every sample repeats exactly, so any difference is real;
 # under KVM, differences within this many cycles per call are called noise.
 NOISE = {"tcg": 0.0, "kvm": 0.5}
+# Fits are rounded to this many decimals: below it is floating-point residue, not data.
+DECIMALS = 9
 
 
 def language(variant: str) -> str:
@@ -27,7 +29,7 @@ def slope(n: np.ndarray, cycles: np.ndarray) -> float:
     n = np.asarray(n, dtype=float)
     cycles = np.asarray(cycles, dtype=float)
     dn = n - n.mean()
-    return float((dn * (cycles - cycles.mean())).sum() / (dn * dn).sum())
+    return round(float((dn * (cycles - cycles.mean())).sum() / (dn * dn).sum()), DECIMALS)
 
 
 def bootstrap_slopes(group: pd.DataFrame, rng: np.random.Generator, b: int = BOOTSTRAP) -> np.ndarray:
@@ -42,7 +44,8 @@ def bootstrap_slopes(group: pd.DataFrame, rng: np.random.Generator, b: int = BOO
     x = np.concatenate(draws_n, axis=1)
     y = np.concatenate(draws_c, axis=1)
     dx = x - x.mean(axis=1, keepdims=True)
-    return (dx * (y - y.mean(axis=1, keepdims=True))).sum(axis=1) / (dx * dx).sum(axis=1)
+    slopes = (dx * (y - y.mean(axis=1, keepdims=True))).sum(axis=1) / (dx * dx).sum(axis=1)
+    return np.round(slopes, DECIMALS)
 
 
 def tukey_outliers(values) -> tuple[int, int]:
@@ -109,18 +112,18 @@ def summarize(samples: pd.DataFrame, unit: str, seed: int = 1) -> pd.DataFrame:
         cfg, accel, variant, state = key
         empty = (cfg, accel, EMPTY_OF[language(variant)], state)
         ref, ref_empty = (cfg, accel, REFERENCE, state), (cfg, accel, "c_empty", state)
-        net_draws = draws[key] - draws[empty]
-        net.append(r.per_call - out_value(out, empty))
+        net_draws = np.round(draws[key] - draws[empty], DECIMALS)
+        net.append(round(r.per_call - out_value(out, empty), DECIMALS))
         net_lo.append(interval(net_draws)[0])
         net_hi.append(interval(net_draws)[1])
         if ref in draws and not variant.endswith("_empty"):
             ref_net = out_value(out, ref) - out_value(out, ref_empty)
-            diff_draws = net_draws - (draws[ref] - draws[ref_empty])
+            diff_draws = np.round(net_draws - (draws[ref] - draws[ref_empty]), DECIMALS)
             lo, hi = interval(diff_draws)
-            diff = net[-1] - ref_net
+            diff = round(net[-1] - ref_net, DECIMALS)
             d.append(diff); d_lo.append(lo); d_hi.append(hi)
             verdicts.append("reference" if variant == REFERENCE else
-                            verdict(round(diff, 3), lo, hi, NOISE.get(accel, 0.5), unit))
+                            verdict(diff, lo, hi, NOISE.get(accel, 0.5), unit))
         else:
             d.append(np.nan); d_lo.append(np.nan); d_hi.append(np.nan)
             verdicts.append("baseline")

@@ -444,11 +444,11 @@ def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: st
                                "auto: KVM tried first", timeout, kvm_probe_timeout)
             if probe.reached_init:
                 return probe
-            say(f"[tpbench] KVM did not reach init within {kvm_probe_timeout:.0f} s; "
-                "falling back to TCG")
+            how = (f"did not reach init within {kvm_probe_timeout:.0f} s" if probe.timed_out
+                   else f"QEMU exited with status {probe.returncode} before init")
+            say(f"[tpbench] KVM guest {how}; falling back to TCG")
             chosen = "tcg"
-            reason = (f"auto: /dev/kvm present but a KVM guest did not reach init within "
-                      f"{kvm_probe_timeout:.0f} s (QEMU status {probe.returncode}); fell back to TCG")
+            reason = f"auto: /dev/kvm present but the KVM guest {how}; fell back to TCG"
         else:
             chosen, reason = "tcg", f"auto: {why}; using TCG"
     cmd = qemu_command(arch, image, initrd, append, chosen, results)

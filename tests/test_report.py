@@ -64,3 +64,28 @@ def test_cli_report_writes_plots_and_summary(run, monkeypatch):
                  "scaling-no_jump_label-enabled.png", "box-jump_label-disabled.svg"):
         assert (run / "plots" / name).stat().st_size > 1000, name
     assert "verdict" in (run / "summary.csv").read_text().splitlines()[0]
+
+
+def test_cover_letter_numbers_come_from_the_committed_run():
+    """The cover letter quotes a run; its table must be that run's per-call costs."""
+    import re
+    from runner import config as cfg
+    text = (cfg.PATCHES / "0000-cover-letter.patch").read_text()
+    run_id = re.search(r"tpbench run (\S+):", text).group(1)
+    run = cfg.REPO / "data" / run_id
+    ctx, samples = report.load_run(run, allow_incomplete=False)
+    s = stats.summarize(samples, ctx["unit"]).set_index(["config", "state", "variant"])
+
+    def cost(config, variant):
+        return f"{s.loc[(config, 'disabled', variant), 'per_call']:g}"
+
+    rows = {
+        "empty loop, C / Rust": [f"{cost(c, 'c_empty')} / {cost(c, 'rust_empty')}"
+                                 for c in ("jump_label", "no_jump_label")],
+        "C trace_<name>()": [cost(c, "c_trace") for c in ("jump_label", "no_jump_label")],
+        "Rust declare_trace!": [cost(c, "rust_trace") for c in ("jump_label", "no_jump_label")],
+        "Rust -> C helper -> trace": [cost(c, "rust_helper") for c in ("jump_label", "no_jump_label")],
+    }
+    for label, (y, n) in rows.items():
+        assert re.search(rf"^  {re.escape(label)}\s+{re.escape(y)}\s+{re.escape(n)}\b", text, re.M), label
+    assert f"({cost('no_jump_label', 'rust_count_call')} for the code" in text
