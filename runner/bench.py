@@ -177,6 +177,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
                 "accel": result.accel,
                 "accel_reason": result.accel_reason,
                 "boot_seconds": round(result.elapsed, 1),
+                "seconds_to_init": (round(result.time_to_init, 1)
+                                    if result.time_to_init is not None else None),
             }
             context["unit"] = "instructions" if result.accel == "tcg" else "cycles"
             verdict = console.judge_console(result.console_lines)

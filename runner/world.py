@@ -376,6 +376,9 @@ class BootResult:
         return self.results_file.read_text(errors="replace") if self.results_file.exists() else ""
 
 
+PROGRESS_MARKERS = ("tpbench-init:", "tpbench: timing")
+
+
 def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,
                timeout: float, init_timeout: float | None) -> BootResult:
     """Runs QEMU, streaming the console to console_log; kills it on a timeout.
@@ -408,6 +411,8 @@ def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,
                 log.write(line + "\n")
                 log.flush()
                 lines.append(line)
+                if any(m in line for m in PROGRESS_MARKERS):
+                    say(f"[guest {time.monotonic() - start:5.1f} s] {line.strip()}")
                 if state["init_at"] is None and INIT_MARKER in line:
                     state["init_at"] = time.monotonic() - start
         finally:

@@ -89,3 +89,16 @@ def test_cover_letter_numbers_come_from_the_committed_run():
     for label, (y, n) in rows.items():
         assert re.search(rf"^  {re.escape(label)}\s+{re.escape(y)}\s+{re.escape(n)}\b", text, re.M), label
     assert f"({cost('no_jump_label', 'rust_count_call')} for the code" in text
+
+
+def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
+    """REPORT.md is exactly what the analysis makes of the committed run it names."""
+    import re
+    from runner import config as cfg
+    committed = (cfg.REPO / "REPORT.md").read_text()
+    run_id = re.search(r"^Run `([^`]+)`", committed, re.M).group(1)
+    copy = tmp_path / "data" / run_id
+    shutil.copytree(cfg.REPO / "data" / run_id, copy, ignore=shutil.ignore_patterns("plots"))
+    monkeypatch.setattr(cli, "REPO", tmp_path)
+    assert cli.cmd_report(copy, allow_incomplete=False) == 0
+    assert (tmp_path / "REPORT.md").read_text() == committed
