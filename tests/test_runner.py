@@ -97,3 +97,60 @@ def test_init_timeout_gives_up_on_a_silent_kvm_guest(tmp_path):
 def test_failed_command_names_itself(tmp_path):
     with pytest.raises(world.Failure, match=r"status 3.*\n.*sh -c"):
         world.run(["sh", "-c", "echo oops; exit 3"], log=tmp_path / "log")
+
+
+def small_tree_and_patch(tmp_path, monkeypatch, patch_body):
+    """A tiny source tarball and a one-patch series, through the real prepare_source()."""
+    src = tmp_path / "linux-source-6.12"
+    src.mkdir()
+    (src / "README").write_text("line one\nline two\n")
+    tarball = tmp_path / "linux-source-6.12.tar.xz"
+    subprocess.run(["tar", "-cJf", tarball, "-C", tmp_path, "linux-source-6.12"], check=True)
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    (patches / "0001-test.patch").write_text(patch_body)
+    (patches / "series").write_text("0001-test.patch\n")
+    monkeypatch.setattr(cfg, "SOURCE_TARBALL", tarball)
+    monkeypatch.setattr(cfg, "PATCHES", patches)
+    monkeypatch.setattr(world, "debian_version", lambda package: "0-test")
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
+
+
+PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Test <test@example.org>
+Date: Thu, 3 Dec 2026 08:00:00 +0000
+Subject: [PATCH] readme: change line two
+
+---
+ README | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/README b/README
+--- a/README
++++ b/README
+@@ -1,2 +1,2 @@
+ line one
+-{old}
++line 2
+--
+2.39.5
+"""
+
+
+def test_series_is_applied_with_git_am_and_cached(tmp_path, monkeypatch):
+    small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line two"))
+    tree = world.prepare_source()
+    assert (tree.path / "README").read_text() == "line one\nline 2\n"
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=tree.path, text=True,
+                         capture_output=True, check=True).stdout.splitlines()
+    assert log[0] == "readme: change line two"
+    again = world.prepare_source()       # cached: same key, same tree, nothing redone
+    assert again == tree
+
+
+def test_patch_that_does_not_apply_is_named_with_its_rejects(tmp_path, monkeypatch):
+    small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line 2 as nobody wrote it"))
+    with pytest.raises(world.Failure, match=r"patch 0001-test.patch does not apply.*README.rej"):
+        world.prepare_source()
+    # Nothing half-made is left where a later run would take it for a good tree.
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("src-")]
