@@ -4,6 +4,11 @@
 PYTHON ?= /usr/bin/python3
 ACCEL ?= auto
 export ACCEL
+# Architectures for make bench (x86_64 only by default, so the default run stays fast)
+# and for make test (both).
+ARCHS ?= x86_64
+TEST_ARCHS ?= x86_64 arm64
+export TEST_ARCHS
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
@@ -20,11 +25,13 @@ help:
 	@echo "  make test         what CI runs: series, checkpatch, builds, boots, benchmark, analysis"
 	@echo "  make unit-test    only the tests that need no kernel"
 	@echo "  make deps         install the Debian packages (as root), or print the apt-get command"
-	@echo "  make kernels      extract, patch and build both x86_64 kernels (cached)"
+	@echo "  make kernels      extract, patch and build both kernels of each of TEST_ARCHS (cached)"
 	@echo "  make sample       boot the jump_label kernel and show the Rust sample's trace"
 	@echo "  make check-series build the tree after each patch, both configs (slow)"
 	@echo "variables:"
 	@echo "  ACCEL=auto|kvm|tcg   QEMU accelerator (auto: KVM if it boots, else TCG) [$(ACCEL)]"
+	@echo "  ARCHS=\"x86_64 arm64\" architectures for make bench [$(ARCHS)]"
+	@echo "  TEST_ARCHS=...       architectures for make test and make kernels [$(TEST_ARCHS)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -34,7 +41,7 @@ deps:
 	@$(PYTHON) -m runner deps
 
 kernels: deps
-	$(PYTHON) -m runner kernels
+	@for arch in $(TEST_ARCHS); do $(PYTHON) -m runner kernels --arch $$arch || exit 1; done
 
 sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL)
@@ -44,7 +51,7 @@ check-series: deps
 
 bench: deps
 	@set -e; start=$$(date +%s); \
-	run=$$($(PYTHON) -m runner bench --accel $(ACCEL) $(QUICK_ARGS)); \
+	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --accel $(ACCEL) $(QUICK_ARGS)); \
 	echo "[tpbench] analysis of $$run ..." >&2; \
 	$(PYTHON) -m analysis codegen --run $$run; \
 	$(PYTHON) -m analysis report --run $$run; \

@@ -20,27 +20,40 @@ def latest_run() -> Path:
     return runs[-1]
 
 
-def measured_per_call(summary: pd.DataFrame, config: str) -> dict[str, float] | None:
+def measured_per_call(summary: pd.DataFrame, arch: str, config: str) -> dict[str, float] | None:
     """Disabled-state per-call costs of a TCG run, to compare with the static count."""
-    part = summary[(summary.config == config) & (summary.state == "disabled")]
+    part = summary[(summary.arch == arch) & (summary.config == config)
+                   & (summary.state == "disabled")]
     if part.empty or set(part.accel) != {"tcg"}:
         return None
     return dict(zip(part.variant, part.per_call))
 
 
+def module_tag(ko: Path) -> tuple[str, str]:
+    """(arch, config) of tpbench-<arch>-<config>.ko; schema 1 runs have tpbench-<config>.ko."""
+    stem = ko.stem.removeprefix("tpbench-")
+    for arch in ("x86_64", "arm64"):
+        if stem.startswith(arch + "-"):
+            return arch, stem[len(arch) + 1:]
+    return "x86_64", stem
+
+
 def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
-    summary = stats.summarize(samples, context["unit"])
+    summary = stats.summarize(samples)
     failed = False
     for ko in sorted(run.glob("tpbench-*.ko")):
-        config = ko.stem.removeprefix("tpbench-")
-        funcs = codegen.parse_objdump(codegen.disassemble(ko))
+        arch, config = module_tag(ko)
+        tag = f"{arch}-{config}"
+        funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
         codegen.add_aliases(funcs, function_aliases(ko))
         sites = codegen.sites_by_function(ko)
-        variants = plots.ordered(samples[samples.config == config].variant.unique())
-        fragments = "".join(context["configs"].get(config, {}).get("fragments", {}).values())
+        mine = samples[(samples.arch == arch) & (samples.config == config)]
+        variants = plots.ordered(mine.variant.unique())
+        fragments = "".join(context["configs"].get(f"{arch}/{config}", {})
+                            .get("fragments", {}).values())
         jump_label = "CONFIG_JUMP_LABEL=y" in fragments
-        failures = codegen.check_codegen(funcs, sites, measured_per_call(summary, config),
+        failures = codegen.check_codegen(funcs, sites, measured_per_call(summary, arch, config),
                                          variants, jump_label)
         lengths = {f"{s.function}": f"{s.kind} ({s.raw[:14]})" for ss in sites.values() for s in ss
                    if s.function in ("tpbench_c_trace", "tpbench_rust_trace")}
@@ -51,31 +64,40 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
             f"all codegen checks pass: {sites_text}, no call on the disabled paths of c_trace "
             "and rust_trace, a call in rust_helper's, and the instructions counted per "
             "iteration equal the per-call cost measured"]
-        (run / f"codegen-checks-{config}.txt").write_text("\n".join(text) + "\n")
-        (run / f"codegen-{config}.txt").write_text(codegen.listing(funcs, sites, variants))
-        (run / f"paths-{config}.tsv").write_text("".join(
+        (run / f"codegen-checks-{tag}.txt").write_text("\n".join(text) + "\n")
+        (run / f"codegen-{tag}.txt").write_text(codegen.listing(funcs, sites, variants))
+        (run / f"paths-{tag}.tsv").write_text("".join(
             f"{v}\t{n}\t{text}\n" for v, n, text in codegen.path_summary(funcs, sites, variants)))
-        print(f"{config}:\n  " + "\n  ".join(text))
+        print(f"{arch} {config}:\n  " + "\n  ".join(text))
         failed |= bool(failures)
     return 1 if failed else 0
 
 
+def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
+    """codegen files by "<arch>-<config>" (schema 1 names get the x86_64 prefix)."""
+    out = {}
+    for p in sorted(run.glob(f"{prefix}*{suffix}")):
+        stem = p.name[len(prefix):-len(suffix)]
+        if prefix == "codegen-" and stem.startswith("checks-"):
+            continue
+        arch, config = module_tag(Path(f"tpbench-{stem}.ko"))
+        out[f"{arch}-{config}"] = p.read_text()
+    return out
+
+
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
-    summary = stats.summarize(samples, context["unit"])
+    summary = stats.summarize(samples)
     summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
-    accel = samples.accel.iloc[0]
-    plots.render(samples, summary, run / "plots", accel, context["unit"])
-    code = {p.stem.removeprefix("codegen-"): p.read_text()
-            for p in sorted(run.glob("codegen-*.txt")) if "checks" not in p.name}
-    checks = {p.stem.removeprefix("codegen-checks-"): p.read_text()
-              for p in sorted(run.glob("codegen-checks-*.txt"))}
-    paths = {p.stem.removeprefix("paths-"): [line.split("\t") for line in p.read_text().splitlines()]
-             for p in sorted(run.glob("paths-*.tsv"))}
+    plots.render(samples, summary, run / "plots")
+    code = tagged(run, "codegen-", ".txt")
+    checks = tagged(run, "codegen-checks-", ".txt")
+    paths = {k: [line.split("\t") for line in v.splitlines()]
+             for k, v in tagged(run, "paths-", ".tsv").items()}
     text = report.render(run, summary, context, code, checks, REPO, paths)
     (REPO / "REPORT.md").write_text(text)
-    cols = ["config", "state", "variant", "per_call", "net", "diff_c", "verdict"]
-    with pd.option_context("display.width", 160, "display.max_rows", 200,
+    cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
+    with pd.option_context("display.width", 180, "display.max_rows", 300,
                            "display.float_format", "{:g}".format):
         print(summary[cols].to_string(index=False))
     print(f"\nreport: {REPO / 'REPORT.md'}")

@@ -13,9 +13,31 @@ from pathlib import Path
 from analysis.jump_table import NOPS, read_jump_table
 
 _FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
-_INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\t(\S+)\s*(.*)$")
+# x86 objdump shows the bytes ("66 90 "), arm64 the 32-bit word ("d503201f ").
+_INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} )\s*\t(\S+)\s*(.*)$")
 _RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
-_TARGET = re.compile(r"^([0-9a-f]+) <")
+_TARGET = re.compile(r"(?:^|[ ,])([0-9a-f]+) <")
+
+# Branch classes of x86_64 and arm64 mnemonics.
+UNCONDITIONAL = {"jmp", "b"}
+CALLS = {"call", "bl"}
+ARM64_CONDITIONAL = {"cbz", "cbnz", "tbz", "tbnz"}
+
+
+def is_jump(m: str) -> bool:
+    return m in UNCONDITIONAL
+
+
+def is_conditional(m: str) -> bool:
+    return (m.startswith("j") and m != "jmp") or m.startswith("b.") or m in ARM64_CONDITIONAL
+
+
+def is_call(m: str) -> bool:
+    return m in CALLS
+
+
+def is_return(m: str) -> bool:
+    return m.startswith("ret")
 
 LOOP_PREFIX = "tpbench_"
 
@@ -31,14 +53,16 @@ class Insn:
     @property
     def text(self) -> str:
         """The instruction, with a call's real target or the symbol a relocation names."""
-        if self.reloc and self.mnemonic == "call":
-            return f"call {self.reloc}"
-        ops = self.operands.split("#")[0].strip()
+        if self.reloc and is_call(self.mnemonic):
+            return f"{self.mnemonic} {self.reloc}"
+        # Drop objdump's comments: x86 "   # 4a5 <sym>", arm64 "  // b.any"; an arm64
+        # immediate ("#0x1") is kept.
+        ops = re.sub(r"(\s{2,}#|\s*//).*$", "", self.operands).strip()
         return f"{self.mnemonic} {ops}".strip() + (f"  [{self.reloc}]" if self.reloc else "")
 
     @property
     def target(self) -> int | None:
-        m = _TARGET.match(self.operands)
+        m = _TARGET.search(self.operands)
         return int(m.group(1), 16) if m else None
 
     @property
@@ -73,7 +97,10 @@ def parse_objdump(text: str) -> dict[str, Function]:
             continue
         m = _INSN.match(line)
         if m:
-            raw = bytes.fromhex(m.group(2).replace(" ", ""))
+            hexes = m.group(2).strip()
+            raw = bytes.fromhex(hexes.replace(" ", ""))
+            if " " not in hexes and len(hexes) == 8:
+                raw = raw[::-1]      # an arm64 word: memory order is little-endian
             current.insns.append(Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip()))
             continue
         m = _RELOC.match(line)
@@ -97,8 +124,8 @@ def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> lis
     is taken; calls are followed into functions of the same object.
     """
     f = funcs[loop]
-    back = [i for i in f.insns if i.mnemonic.startswith("j") and i.target is not None
-            and i.target < i.addr]
+    back = [i for i in f.insns if (is_jump(i.mnemonic) or is_conditional(i.mnemonic))
+            and i.target is not None and i.target < i.addr]
     if not back:
         raise WalkError(f"{loop}: no backward branch, no loop")
     head = min(i.target for i in back)
@@ -110,12 +137,12 @@ def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> lis
         path.append((loop, insn))
         if insn.addr in sites:
             pc = insn.end
-        elif insn.mnemonic == "call":
+        elif is_call(insn.mnemonic):
             path += callee_path(funcs, insn, sites)
             pc = insn.end
-        elif insn.mnemonic == "jmp":
+        elif is_jump(insn.mnemonic):
             pc = insn.target
-        elif insn.mnemonic.startswith("j"):
+        elif is_conditional(insn.mnemonic):
             t = insn.target
             if t == head or (t < insn.addr):
                 pc = t                       # the loop goes round
@@ -123,7 +150,7 @@ def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> lis
                 pc = insn.end                # leaving the loop: not while N is large
             else:
                 pc = t                       # skipping the enabled block
-        elif insn.mnemonic.startswith("ret"):
+        elif is_return(insn.mnemonic):
             raise WalkError(f"{loop}: returned inside the loop at {insn.addr:#x}")
         else:
             pc = insn.end
@@ -142,16 +169,16 @@ def callee_path(funcs, call: Insn, sites: set[int]) -> list[tuple[str, Insn]]:
     for _ in range(1000):
         insn = f.insns[i]
         path.append((name, insn))
-        if insn.mnemonic.startswith("ret"):
+        if is_return(insn.mnemonic):
             return path
         if insn.addr in sites:
             i += 1
-        elif insn.mnemonic == "jmp":
+        elif is_jump(insn.mnemonic):
             i = f.at(insn.target)
-        elif insn.mnemonic.startswith("j"):
+        elif is_conditional(insn.mnemonic):
             # In a helper, a conditional branch on the key count skips the enabled block.
             i = f.at(insn.target)
-        elif insn.mnemonic == "call":
+        elif is_call(insn.mnemonic):
             raise WalkError(f"{name}: nested call on the disabled path")
         else:
             i += 1
@@ -167,8 +194,11 @@ def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> No
                 funcs[name] = funcs[known]
 
 
-def disassemble(ko: Path) -> str:
-    return subprocess.run(["objdump", "-dr", "--insn-width=16", str(ko)], text=True,
+OBJDUMP = {"x86_64": "objdump", "arm64": "aarch64-linux-gnu-objdump"}
+
+
+def disassemble(ko: Path, arch: str = "x86_64") -> str:
+    return subprocess.run([OBJDUMP[arch], "-dr", "--insn-width=16", str(ko)], text=True,
                           capture_output=True, check=True).stdout
 
 
@@ -213,7 +243,7 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
         except (WalkError, KeyError) as e:
             failures.append(f"{fn}: cannot walk the disabled path: {e}")
             continue
-        calls = [i for _, i in path if i.mnemonic == "call"]
+        calls = [i for _, i in path if is_call(i.mnemonic)]
         if variant in ("c_trace", "rust_trace") and calls:
             failures.append(f"{fn}: the disabled path calls {calls[0].reloc or calls[0].text}")
         if variant == "rust_helper" and not calls:
@@ -287,7 +317,7 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
         except (WalkError, KeyError):
             continue
         text = "; ".join(f"{i.mnemonic}{' (NOP site)' if i.addr in sites else ''}"
-                         + (f" {i.reloc}" if i.mnemonic == "call" and i.reloc else "")
+                         + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          for _, i in path)
         out.append((v, len(path), text))
     return out

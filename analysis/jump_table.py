@@ -1,4 +1,4 @@
-"""Decodes x86_64 __jump_table entries of a relocatable object (.o or .ko).
+"""Decodes __jump_table entries of a relocatable object (.o or .ko), x86_64 or arm64.
 
 An entry is three PC-relative fields, `code`, `target` and `key`, each
 resolved through a relocation in a relocatable file. The key's relocation
@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-ENTRY_SIZE = 16          # s32 code, s32 target, s64 key
-NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5"}
+ENTRY_SIZE = 16          # s32 code, s32 target, s64 key (x86_64 and arm64 alike)
+NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
+        bytes.fromhex("1f2003d5"): "nop4"}           # the last: arm64 `nop`, little-endian
 JMPS = {0xEB: 2, 0xE9: 5}
+MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class JumpEntry:
     function: str | None     # the function whose body holds the site
     function_offset: int | None
     site_bytes: bytes        # the first five bytes at the site
+    machine: str = "x86_64"
 
     @property
     def branch_default(self) -> bool:
@@ -37,10 +40,14 @@ class JumpEntry:
 
     @property
     def site_kind(self) -> str:
-        """'nop2', 'nop5', 'jmp2', 'jmp5', 'call' or 'other': what the site holds now."""
+        """'nop2', 'nop5', 'nop4' (arm64), 'jmp2', 'jmp5', 'b' / 'bl' (arm64), 'call' or
+        'other': what the site holds now."""
         for nop, name in NOPS.items():
             if self.site_bytes.startswith(nop):
                 return name
+        if self.machine == "arm64":
+            word = int.from_bytes(self.site_bytes[:4], "little")
+            return {0b000101: "b", 0b100101: "bl"}.get(word >> 26, "other")
         first = self.site_bytes[:1]
         if first and first[0] in JMPS:
             return f"jmp{JMPS[first[0]]}"
@@ -60,11 +67,12 @@ def _functions_by_section(elf):
 
 
 def read_jump_table(path) -> list[JumpEntry]:
-    """Every __jump_table entry of a relocatable x86_64 ELF file."""
+    """Every __jump_table entry of a relocatable x86_64 or arm64 ELF file."""
     with open(path, "rb") as f:
         elf = ELFFile(f)
-        if elf["e_machine"] != "EM_X86_64" or elf["e_type"] != "ET_REL":
-            raise ValueError(f"{path}: not a relocatable x86_64 object")
+        machine = MACHINES.get(elf["e_machine"])
+        if machine is None or elf["e_type"] != "ET_REL":
+            raise ValueError(f"{path}: not a relocatable x86_64 or arm64 object")
         table = elf.get_section_by_name("__jump_table")
         if table is None:
             return []
@@ -97,7 +105,8 @@ def read_jump_table(path) -> list[JumpEntry]:
                     break
             key_name = key_sym.name or elf.get_section(key_sym["st_shndx"]).name
             entries.append(JumpEntry(section.name, site, target, key_name, key_add,
-                                     function, function_offset, bytes(data[site:site + 5])))
+                                     function, function_offset, bytes(data[site:site + 5]),
+                                     machine))
         return entries
 
 

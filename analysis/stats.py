@@ -9,7 +9,8 @@ the Rust loops return before setting up the loop, a different path.
 import numpy as np
 import pandas as pd
 
-GROUP = ["config", "accel", "variant", "state"]
+GROUP = ["arch", "config", "accel", "variant", "state"]
+UNITS = {"tcg": "instructions", "kvm": "cycles"}
 EMPTY_OF = {"c": "c_empty", "rust": "rust_empty"}
 REFERENCE = "c_trace"
 BOOTSTRAP = 2000
@@ -92,8 +93,9 @@ def verdict(diff: float, lo: float, hi: float, noise: float, unit: str) -> str:
     return f"within noise (CI {lo:.2f}..{hi:.2f})"
 
 
-def summarize(samples: pd.DataFrame, unit: str, seed: int = 1) -> pd.DataFrame:
-    """One row per (config, accel, variant, state) with slopes, intervals and verdicts."""
+def summarize(samples: pd.DataFrame, seed: int = 1) -> pd.DataFrame:
+    """One row per (arch, config, accel, variant, state) with slopes, intervals and verdicts;
+    the unit follows the accelerator (instructions under TCG -icount, cycles under KVM)."""
     rng = np.random.default_rng(seed)
     fit = samples[samples.n > 0]
     draws, rows = {}, []
@@ -109,9 +111,9 @@ def summarize(samples: pd.DataFrame, unit: str, seed: int = 1) -> pd.DataFrame:
     net, net_lo, net_hi, d, d_lo, d_hi, verdicts = [], [], [], [], [], [], []
     for _, r in out.iterrows():
         key = tuple(r[c] for c in GROUP)
-        cfg, accel, variant, state = key
-        empty = (cfg, accel, EMPTY_OF[language(variant)], state)
-        ref, ref_empty = (cfg, accel, REFERENCE, state), (cfg, accel, "c_empty", state)
+        arch, cfg, accel, variant, state = key
+        empty = (arch, cfg, accel, EMPTY_OF[language(variant)], state)
+        ref, ref_empty = (arch, cfg, accel, REFERENCE, state), (arch, cfg, accel, "c_empty", state)
         net_draws = np.round(draws[key] - draws[empty], DECIMALS)
         net.append(round(r.per_call - out_value(out, empty), DECIMALS))
         net_lo.append(interval(net_draws)[0])
@@ -123,12 +125,13 @@ def summarize(samples: pd.DataFrame, unit: str, seed: int = 1) -> pd.DataFrame:
             diff = round(net[-1] - ref_net, DECIMALS)
             d.append(diff); d_lo.append(lo); d_hi.append(hi)
             verdicts.append("reference" if variant == REFERENCE else
-                            verdict(diff, lo, hi, NOISE.get(accel, 0.5), unit))
+                            verdict(diff, lo, hi, NOISE.get(accel, 0.5), UNITS.get(accel, "cycles")))
         else:
             d.append(np.nan); d_lo.append(np.nan); d_hi.append(np.nan)
             verdicts.append("baseline")
     out["net"], out["net_lo"], out["net_hi"] = net, net_lo, net_hi
     out["diff_c"], out["diff_lo"], out["diff_hi"], out["verdict"] = d, d_lo, d_hi, verdicts
+    out["unit"] = [UNITS.get(a, "cycles") for a in out.accel]
     return out
 
 

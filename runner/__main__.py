@@ -18,24 +18,35 @@ def validate(args) -> None:
         if name not in cfg.KERNEL_CONFIGS:
             raise world.Failure(f"unknown kernel config {name!r}; valid values: "
                                 f"{', '.join(cfg.KERNEL_CONFIGS)}")
-    arch = getattr(args, "arch", None)
-    if arch is not None and arch not in cfg.ARCHS:
-        raise world.Failure(f"unknown architecture {arch!r}; supported: {', '.join(cfg.ARCHS)}")
+    archs = [getattr(args, "arch", None)] + list(bench.parse_list(getattr(args, "archs", "") or ""))
+    for arch in archs:
+        if arch is not None and arch not in cfg.ARCHS:
+            raise world.Failure(f"unknown architecture {arch!r}; supported: {', '.join(cfg.ARCHS)}")
 
 
 def cmd_deps(args) -> int:
-    missing = world.check_packages()
-    if not missing:
+    """Installs what every supported architecture needs (as root), or says how."""
+    packages = list(cfg.DEBIAN_PACKAGES) + [p for a in cfg.ARCHS.values() for p in a.packages]
+    missing = world.check_packages(packages)
+    have = world.output_of(["dpkg", "--print-foreign-architectures"]).split()
+    foreign = [a.name for a in cfg.ARCHS.values() if not a.kvm_possible and a.name not in have]
+    if not missing and not foreign:
         world.say("[tpbench] all Debian packages are installed")
         return 0
-    command = "apt-get install -y " + " ".join(missing)
+    steps = [f"dpkg --add-architecture {f}" for f in foreign] + ["apt-get update"]
+    if missing:
+        steps.append("apt-get install -y --no-install-recommends " + " ".join(missing))
     if os.geteuid() != 0:
-        world.say(f"[tpbench] missing Debian packages; as root, run:\n  apt-get update && {command}")
+        world.say("[tpbench] missing Debian packages; as root, run:\n  " + " && ".join(steps))
         return 1
     with world.Stage(f"install {len(missing)} Debian packages"):
+        for f in foreign:
+            # Only to download that architecture's busybox-static; nothing of it is installed.
+            world.run(["dpkg", "--add-architecture", f])
         world.run(["apt-get", "update", "-q"])
-        world.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
-                  env={"DEBIAN_FRONTEND": "noninteractive"})
+        if missing:
+            world.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+                      env={"DEBIAN_FRONTEND": "noninteractive"})
     return 0
 
 
@@ -56,7 +67,7 @@ def cmd_sample(args) -> int:
     (kb,) = built_kernels(args.arch, [args.configs[0]])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    initrd = world.make_initramfs(out / "initramfs-sample.cpio.gz")
+    initrd = world.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", arch=kb.arch)
     append = "tpbench.mode=sample"
     if args.event == "on":
         append += " trace_event=rust_sample:rust_sample_loaded"
@@ -98,7 +109,8 @@ def cmd_bench(args) -> int:
     problems = params.problems()
     if problems:
         raise world.Failure("; ".join(problems))
-    run = bench.run_matrix(args.configs, args.accel, params, Path(args.data))
+    run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
+                           bench.parse_list(args.archs))
     print(run)
     return 0
 
@@ -119,7 +131,7 @@ def main(argv=None) -> int:
             p.add_argument("--out", default="out/sample")
             p.add_argument("--timeout", type=float, default=300)
     p = sub.add_parser("bench", help="run the benchmark matrix into data/<run-id>/")
-    p.add_argument("--arch", default="x86_64")
+    p.add_argument("--archs", default="x86_64", help="space- or comma-separated")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
     p.add_argument("--accel", default="auto")
     defaults = bench.BenchParams()

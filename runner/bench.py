@@ -18,13 +18,14 @@ from pathlib import Path
 from runner import config as cfg
 from runner import console, world
 
-SCHEMA_VERSION = 1
+# 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
+SCHEMA_VERSION = 2
 VARIANTS = ("c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load",
             "rust_count_call")
 STATES = ("disabled", "enabled")
 MAX_N = 1_000_000
 MAX_REPS = 1000
-CSV_COLUMNS = ("config", "accel", "variant", "state", "n", "rep", "cycles")
+CSV_COLUMNS = ("arch", "config", "accel", "variant", "state", "n", "rep", "cycles")
 BENCH_MODULE = cfg.REPO / "bench-module"
 DATA = cfg.REPO / "data"
 
@@ -118,35 +119,37 @@ def build_bench_module(kbuild: world.KernelBuild) -> Path:
 
 
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
-               arch_name: str = "x86_64", timeout: float = 900) -> Path:
-    """Runs every config; returns the run directory. Raises world.Failure on a bad run,
-    after marking the run incomplete with the reason."""
+               arch_names=("x86_64",), timeout: float = 900) -> Path:
+    """Runs every (architecture, config); returns the run directory. Raises world.Failure
+    on a bad run, after marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
         problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
     for name in config_names:
         if name not in cfg.KERNEL_CONFIGS:
             problems.append(f"unknown config {name!r}; valid: {', '.join(cfg.KERNEL_CONFIGS)}")
+    for name in arch_names:
+        if name not in cfg.ARCHS:
+            problems.append(f"unknown architecture {name!r}; supported: {', '.join(cfg.ARCHS)}")
     if problems:
         raise world.Failure("; ".join(problems))
-    arch = cfg.ARCHS[arch_name]
+    archs = [cfg.ARCHS[a] for a in arch_names]
     source = world.prepare_source()
     run = new_run_dir(data_root, params)
-    tools = world.toolchain_versions()
     context = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run.name,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host_cpu": host_cpu(),
         "host_kernel": platform.release(),
-        "arch": arch.name,
+        "archs": [a.name for a in archs],
         "kernel_package": f"{cfg.SOURCE_PACKAGE} {world.debian_version(cfg.SOURCE_PACKAGE)}",
         "series_hash": cfg.series_hash(),
         "series": [p.name for p in cfg.series_files()],
-        "toolchain": tools,
+        "toolchain": {a.name: world.toolchain_versions(a) for a in archs},
         "module_params": params.module_args(),
         "requested_accel": accel,
-        "unit": None,
+        "units": {"tcg": "instructions", "kvm": "cycles"},
         "configs": {},
         "complete": False,
         "incomplete_reason": "running",
@@ -156,44 +159,10 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     rows: list[dict] = []
     world.say(f"[tpbench] run {run}")
     try:
-        for name in config_names:
-            kb = world.build_kernel(source, arch, cfg.KERNEL_CONFIGS[name])
-            ko = build_bench_module(kb)
-            # The exact module measured, for the codegen comparison of this run.
-            shutil.copy(ko, run / f"tpbench-{name}.ko")
-            initrd = world.make_initramfs(kb.build / "initramfs-bench.cpio.gz", {"/tpbench.ko": ko})
-            append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
-            with world.Stage(f"run matrix on {arch.name}/{name}"):
-                # Straight into the run directory, so an interrupted boot keeps its console.
-                result = world.boot(arch, kb.image, initrd, append, accel, run, name,
-                                    timeout=timeout)
-            fragments = cfg.fragment_paths(arch, kb.config)
-            context["configs"][name] = {
-                "kernel_release": (kb.build / "include/config/kernel.release").read_text().strip(),
-                "build_key": kb.key,
-                "fragments": {p.name: p.read_text() for p in fragments},
-                "fragment_hash": cfg.fragment_hash(arch, kb.config),
-                "qemu_command": result.command,
-                "accel": result.accel,
-                "accel_reason": result.accel_reason,
-                "boot_seconds": round(result.elapsed, 1),
-                "seconds_to_init": (round(result.time_to_init, 1)
-                                    if result.time_to_init is not None else None),
-            }
-            context["unit"] = "instructions" if result.accel == "tcg" else "cycles"
-            verdict = console.judge_console(result.console_lines)
-            ktap = console.parse_ktap(result.results.splitlines())
-            rows += [dict(config=name, accel=result.accel, **s) for s in ktap.samples]
-            write_atomically(run / "samples.csv", samples_csv(rows))
-            write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
-            if not verdict.ok or not ktap.ok:
-                why = "; ".join(ktap.problems) or verdict.panic or "guest did not finish"
-                if result.timed_out:
-                    why = f"guest timed out; {why}"
-                tail = "\n".join(result.console_lines[-15:])
-                raise world.Failure(f"{name}: {why}\nlast console lines:\n{tail}")
-            world.say(f"[tpbench] {name}: {len(ktap.samples)} samples, all {len(ktap.tests)} "
-                      "KTAP tests ok")
+        for arch in archs:
+            for name in config_names:
+                rows += run_one(source, arch, cfg.KERNEL_CONFIGS[name], accel, params, run,
+                                context, timeout, rows)
         context["complete"] = True
         context["incomplete_reason"] = None
     except BaseException as e:
@@ -205,3 +174,48 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         if rows:
             write_atomically(run / "samples.csv", samples_csv(rows))
     return run
+
+
+def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
+            params: BenchParams, run: Path, context: dict, timeout: float, earlier) -> list[dict]:
+    """One kernel: build (cached), module, boot, parse. Records what arrived, even on failure."""
+    tag = f"{arch.name}-{config.name}"
+    kb = world.build_kernel(source, arch, config)
+    ko = build_bench_module(kb)
+    # The exact module measured, for the codegen comparison of this run.
+    shutil.copy(ko, run / f"tpbench-{tag}.ko")
+    initrd = world.make_initramfs(kb.build / "initramfs-bench.cpio.gz", {"/tpbench.ko": ko}, arch)
+    append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
+    with world.Stage(f"run matrix on {arch.name}/{config.name}"):
+        # Straight into the run directory, so an interrupted boot keeps its console.
+        result = world.boot(arch, kb.image, initrd, append, accel, run, tag, timeout=timeout)
+    fragments = cfg.fragment_paths(arch, config)
+    context["configs"][f"{arch.name}/{config.name}"] = {
+        "arch": arch.name,
+        "config": config.name,
+        "kernel_release": (kb.build / "include/config/kernel.release").read_text().strip(),
+        "build_key": kb.key,
+        "fragments": {p.name: p.read_text() for p in fragments},
+        "fragment_hash": cfg.fragment_hash(arch, config),
+        "qemu_command": result.command,
+        "accel": result.accel,
+        "accel_reason": result.accel_reason,
+        "unit": "instructions" if result.accel == "tcg" else "cycles",
+        "boot_seconds": round(result.elapsed, 1),
+        "seconds_to_init": (round(result.time_to_init, 1)
+                            if result.time_to_init is not None else None),
+    }
+    verdict = console.judge_console(result.console_lines)
+    ktap = console.parse_ktap(result.results.splitlines())
+    rows = [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in ktap.samples]
+    write_atomically(run / "samples.csv", samples_csv(list(earlier) + rows))
+    write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+    if not verdict.ok or not ktap.ok:
+        why = "; ".join(ktap.problems) or verdict.panic or "guest did not finish"
+        if result.timed_out:
+            why = f"guest timed out; {why}"
+        tail = "\n".join(result.console_lines[-15:])
+        raise world.Failure(f"{arch.name}/{config.name}: {why}\nlast console lines:\n{tail}")
+    world.say(f"[tpbench] {arch.name}/{config.name}: {len(ktap.samples)} samples, all "
+              f"{len(ktap.tests)} KTAP tests ok")
+    return rows

@@ -41,10 +41,16 @@ class ArchParams:
     kernel_arch: str
     image: str              # path of the boot image inside the build dir
     base_fragment: str      # Kconfig fragment applied on top of tinyconfig
+    cross_compile: str      # CROSS_COMPILE prefix; empty for the host's architecture
     qemu_binary: str
     console: str            # the guest's console device
     results_tty: str        # the guest's device for the results channel
+    # QEMU arguments for the results channel; {path} is the host file it goes to.
+    results_args: tuple[str, ...]
     qemu_machine_args: tuple[str, ...]
+    busybox_package: str    # Debian's busybox-static for this architecture
+    kvm_possible: bool      # a KVM guest of this architecture can run on this host
+    packages: tuple[str, ...] = ()   # Debian packages only this architecture needs
 
 
 @dataclass(frozen=True)
@@ -60,10 +66,30 @@ ARCHS = {
         kernel_arch="x86",
         image="arch/x86/boot/bzImage",
         base_fragment="x86_64-base.config",
+        cross_compile="",
         qemu_binary="qemu-system-x86_64",
         console="ttyS0",
         results_tty="ttyS1",
+        results_args=("-serial", "file:{path}"),
         qemu_machine_args=("-m", "512", "-smp", "1"),
+        busybox_package="busybox-static",
+        kvm_possible=True,
+    ),
+    "arm64": ArchParams(
+        name="arm64",
+        kernel_arch="arm64",
+        image="arch/arm64/boot/Image",
+        base_fragment="arm64-base.config",
+        cross_compile="aarch64-linux-gnu-",
+        qemu_binary="qemu-system-aarch64",
+        console="ttyAMA0",
+        results_tty="hvc0",
+        results_args=("-device", "virtio-serial-device", "-chardev",
+                      "file,id=results,path={path}", "-device", "virtconsole,chardev=results"),
+        qemu_machine_args=("-M", "virt", "-cpu", "cortex-a57", "-m", "512", "-smp", "1"),
+        busybox_package="busybox-static:arm64",
+        kvm_possible=False,
+        packages=("gcc-aarch64-linux-gnu", "qemu-system-arm"),
     ),
 }
 

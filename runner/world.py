@@ -86,12 +86,12 @@ def debian_version(package: str) -> str:
     return version
 
 
-def toolchain_versions() -> dict[str, str]:
+def toolchain_versions(arch: cfg.ArchParams = cfg.ARCHS["x86_64"]) -> dict[str, str]:
     return {
         "rustc": output_of([cfg.TOOLCHAIN["RUSTC"], "--version"]),
         "bindgen": output_of([cfg.TOOLCHAIN["BINDGEN"], "--version"]),
-        "gcc": output_of(["gcc", "--version"]).splitlines()[0] if shutil.which("gcc") else "unavailable",
-        "qemu": output_of(["qemu-system-x86_64", "--version"]).splitlines()[0],
+        "gcc": output_of([f"{arch.cross_compile}gcc", "--version"]).splitlines()[0],
+        "qemu": output_of([arch.qemu_binary, "--version"]).splitlines()[0],
     }
 
 
@@ -169,6 +169,8 @@ def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs
                 extra=()):
     jobs = jobs or (os.cpu_count() or 1) + 1
     toolchain = [f"{k}={v}" for k, v in cfg.TOOLCHAIN.items()]
+    if arch.cross_compile:
+        toolchain.append(f"CROSS_COMPILE={arch.cross_compile}")
     cmd = ["make", "-C", src, f"O={build}", f"ARCH={arch.kernel_arch}", f"-j{jobs}",
            *toolchain, *extra, *targets]
     return run(cmd, log=log)
@@ -188,7 +190,7 @@ class KernelBuild:
 
 
 def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig) -> str:
-    tools = toolchain_versions()
+    tools = toolchain_versions(arch)
     toolhash = cfg.digest([f"{k}={tools[k]}".encode() for k in ("rustc", "bindgen", "gcc")])
     return f"{source.key}-{arch.name}-{config.name}-{cfg.fragment_hash(arch, config)}-{toolhash}"
 
@@ -300,17 +302,39 @@ def build_sample_module(kbuild: KernelBuild) -> Path:
 # Guest: initramfs and QEMU
 
 GUEST_DIR = cfg.REPO / "runner" / "guest"
-BUSYBOX = Path("/bin/busybox")
+HOST_BUSYBOX = Path("/bin/busybox")
 
 
-def make_initramfs(out: Path, extra_files: dict[str, Path] | None = None) -> Path:
+def busybox_for(arch: cfg.ArchParams) -> Path:
+    """Debian's busybox-static for the guest: the host's own, or another architecture's
+    package unpacked into the cache (it cannot be installed beside the host's)."""
+    if arch.kvm_possible:
+        if not HOST_BUSYBOX.exists():
+            raise Failure(f"{HOST_BUSYBOX} is missing; install busybox-static (make deps)")
+        return HOST_BUSYBOX
+    dest = cfg.cache_root() / f"busybox-{arch.name}"
+    binary = dest / "bin" / "busybox"
+    if binary.exists():
+        return binary
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tpbench-deb-") as tmp:
+        proc = run(["apt-get", "download", arch.busybox_package], cwd=tmp, check=False)
+        debs = list(Path(tmp).glob("*.deb"))
+        if proc.returncode != 0 or not debs:
+            raise Failure(f"cannot download {arch.busybox_package}: {proc.stdout.strip()[-400:]}\n"
+                          f"as root: dpkg --add-architecture {arch.name} && apt-get update")
+        run(["dpkg-deb", "-x", debs[0], dest])
+    return binary
+
+
+def make_initramfs(out: Path, extra_files: dict[str, Path] | None = None,
+                   arch: cfg.ArchParams = cfg.ARCHS["x86_64"]) -> Path:
     """A gzip'd newc cpio: busybox-static, our init, and any extra files (guest path -> host path)."""
-    if not BUSYBOX.exists():
-        raise Failure(f"{BUSYBOX} is missing; install busybox-static (make deps)")
+    busybox = busybox_for(arch)
     with tempfile.TemporaryDirectory(prefix="tpbench-initramfs-") as tmp:
         root = Path(tmp)
         (root / "bin").mkdir()
-        shutil.copy(BUSYBOX, root / "bin/busybox")
+        shutil.copy(busybox, root / "bin/busybox")
         shutil.copy(GUEST_DIR / "init", root / "init")
         (root / "init").chmod(0o755)
         for guest_path, host_path in (extra_files or {}).items():
@@ -350,11 +374,13 @@ def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, a
         accel_args = ["-accel", "kvm", "-cpu", "host"]
     else:
         raise ValueError(f"accelerator must be kvm or tcg here, not {accel!r}")
+    results_args = [a.replace("{path}", str(results)) for a in arch.results_args]
     return [arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
             "-no-reboot", "-display", "none", "-monitor", "none",
-            "-serial", "stdio", "-serial", f"file:{results}",
+            "-serial", "stdio", *results_args,
             "-kernel", str(image), "-initrd", str(initrd),
-            "-append", f"console={arch.console} panic=-1 {append}".strip()]
+            "-append", f"console={arch.console} panic=-1 tpbench.results={arch.results_tty} "
+                       f"{append}".strip()]
 
 
 @dataclass
@@ -438,9 +464,13 @@ def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: st
         chosen, reason = "tcg", "requested (ACCEL=tcg)"
     elif accel == "kvm":
         ok, why = kvm_usable()
+        if not arch.kvm_possible:
+            ok, why = False, f"KVM cannot run an {arch.name} guest on this host"
         if not ok:
             raise Failure(f"ACCEL=kvm but {why}; use ACCEL=tcg or ACCEL=auto")
         chosen, reason = "kvm", "requested (ACCEL=kvm)"
+    elif not arch.kvm_possible:
+        chosen, reason = "tcg", f"auto: KVM cannot run an {arch.name} guest on this host; using TCG"
     else:
         ok, why = kvm_usable()
         if ok:

@@ -12,6 +12,8 @@ from runner import config as cfg  # noqa: E402
 from runner import world  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# The architectures the kernel tests build and boot; `make test` covers both.
+TEST_ARCHS = os.environ.get("TEST_ARCHS", "x86_64 arm64").split()
 OUT = cfg.REPO / "out" / "test"
 _counts = {"passed": 0, "failed": 0, "skipped": 0}
 
@@ -20,6 +22,10 @@ def pytest_configure(config):
     accel = os.environ.get("ACCEL", "auto")
     if accel not in cfg.ACCELS:
         raise pytest.UsageError(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
+    unknown = [a for a in TEST_ARCHS if a not in cfg.ARCHS]
+    if unknown:
+        raise pytest.UsageError(f"unknown architecture {unknown[0]!r} in TEST_ARCHS; "
+                                f"supported: {', '.join(cfg.ARCHS)}")
 
 
 def pytest_runtest_logreport(report):
@@ -44,12 +50,13 @@ def source_tree():
 
 @pytest.fixture(scope="session")
 def kernels(source_tree):
-    arch = cfg.ARCHS["x86_64"]
-    return {name: world.build_kernel(source_tree, arch, kc)
-            for name, kc in cfg.KERNEL_CONFIGS.items()}
+    """Every (arch, config) kernel of TEST_ARCHS, built once (or taken from the cache)."""
+    return {(arch, name): world.build_kernel(source_tree, cfg.ARCHS[arch], kc)
+            for arch in TEST_ARCHS for name, kc in cfg.KERNEL_CONFIGS.items()}
 
 
 @pytest.fixture(scope="session")
 def sample_initramfs():
     OUT.mkdir(parents=True, exist_ok=True)
-    return world.make_initramfs(OUT / "initramfs-sample.cpio.gz")
+    return {arch: world.make_initramfs(OUT / f"initramfs-sample-{arch}.cpio.gz",
+                                       arch=cfg.ARCHS[arch]) for arch in TEST_ARCHS}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from runner import bench, console, world
-from tests.conftest import FIXTURES, OUT
+from tests.conftest import FIXTURES, OUT, TEST_ARCHS
 
 
 def read(name):
@@ -81,10 +81,10 @@ def test_failed_test_is_reported():
 
 
 def test_samples_csv_columns():
-    rows = [dict(config="jump_label", accel="tcg", variant="c_trace", state="disabled",
-                 n=10, rep=0, cycles=76)]
+    rows = [dict(arch="x86_64", config="jump_label", accel="tcg", variant="c_trace",
+                 state="disabled", n=10, rep=0, cycles=76)]
     text = bench.samples_csv(rows)
-    assert text.splitlines()[0] == "config,accel,variant,state,n,rep,cycles"
+    assert text.splitlines()[0] == "arch,config,accel,variant,state,n,rep,cycles"
     assert list(csv.DictReader(text.splitlines()))[0]["cycles"] == "76"
 
 
@@ -96,7 +96,7 @@ SHORT = bench.BenchParams(ns=(1, 10, 100), reps=3, warmup=1)
 # instructions), from the disassembly of tpbench.ko (x86_64, GCC 12 for C,
 # rustc 1.96 for Rust). `make codegen` shows the listings.
 EXPECTED = {
-    ("jump_label", "disabled"): {
+    ("x86_64", "jump_label", "disabled"): {
         "c_empty": 4,          # cmp; je; inc; jmp (GCC tests at the top of the loop)
         "rust_empty": 3,       # inc; cmp; jne (LLVM tests at the bottom)
         "c_trace": 6,          # cmp; je; NOP (site); jmp over the inline enabled block; inc; jmp
@@ -108,7 +108,7 @@ EXPECTED = {
     # Enabled: the probe is endbr64; incq; add; mov; ret (5), called directly (static
     # call sites are patched), and __DO_TRACE's body is mov %gs (cpu); bt (online); jae;
     # mov (funcs); test; je; mov (data); call (8).
-    ("jump_label", "enabled"): {
+    ("x86_64", "jump_label", "enabled"): {
         "c_empty": 4, "rust_empty": 3,
         "c_trace": 19,         # cmp; je; jmp (site); __DO_TRACE 8 + mov (arg); probe 5; inc; jmp
         "rust_trace": 23,      # jmp (site); mov; call; [endbr64; mov (arg); __DO_TRACE 8; probe 5;
@@ -118,7 +118,7 @@ EXPECTED = {
         "rust_load": 24,       # mov; test; jle; mov; call; [rust_do_trace 10; probe 5; ret]; inc; cmp; jne
         "rust_count_call": 28,  # rust_load plus a call to the count reader [endbr64; mov; ret]
     },
-    ("no_jump_label", "disabled"): {
+    ("x86_64", "no_jump_label", "disabled"): {
         "c_empty": 4,
         "rust_empty": 3,
         "c_trace": 7,          # cmp; je; mov (count); test; jle; inc; jmp
@@ -127,7 +127,7 @@ EXPECTED = {
         "rust_load": 6,        # the same code as rust_trace (LLVM merged the two functions)
         "rust_count_call": 10,  # rust_trace before patch 7: a call to read the count
     },
-    ("no_jump_label", "enabled"): {
+    ("x86_64", "no_jump_label", "enabled"): {
         "c_empty": 4, "rust_empty": 3,
         "c_trace": 21,         # cmp; je; mov; test; jle; __DO_TRACE 8 + mov (arg); probe 5; inc; jmp
         "rust_trace": 24,      # the same as rust_load
@@ -136,17 +136,49 @@ EXPECTED = {
         "rust_load": 24,       # mov; test; jle; mov; call; [rust_do_trace 10; probe 5; ret]; inc; cmp; jne
         "rust_count_call": 28,
     },
+    # arm64 (GCC 12 and rustc 1.96 for aarch64): the same loops, with arm64's NOP site.
+    ("arm64", "jump_label", "disabled"): {
+        "c_empty": 4,          # cmp; b.ne; add; b
+        "rust_empty": 4,       # add; cmp; mov; b.ne: the asm operand costs LLVM a mov here
+        "c_trace": 6,          # cmp; b.ne; NOP (site); b over the inline enabled block; add; b
+        "rust_trace": 4,       # NOP (site); add; cmp; b.ne
+        "rust_helper": 7,      # add; bl; [NOP (site); ret] in the helper; cmp; mov; b.ne
+        "rust_load": 6,        # ldr (count); cmp; b.le; add; cmp; b.ne
+        "rust_count_call": 9,  # mov; bl; [ldr; ret]; cmp; b.le; add; cmp; b.ne
+    },
+    # Enabled, arm64 has no static calls: __DO_TRACE calls __traceiter_tpbench_hit, which
+    # walks the probe array and calls the probe indirectly.
+    ("arm64", "jump_label", "enabled"): {
+        "c_empty": 4, "rust_empty": 4,
+        "c_trace": 41, "rust_trace": 52, "rust_helper": 49, "rust_load": 51,
+        "rust_count_call": 54,
+    },
+    ("arm64", "no_jump_label", "disabled"): {
+        "c_empty": 4,
+        "rust_empty": 4,
+        "c_trace": 7,          # cmp; b.ne; ldr (count); cmp; b.le; add; b
+        "rust_trace": 6,       # ldr (count); cmp; b.le; add; cmp; b.ne
+        "rust_helper": 12,     # add; bl; [mov; adrp; add; ldr; cmp; b.le; ret]; cmp; mov; b.ne
+        "rust_load": 6,        # the same as rust_trace
+        "rust_count_call": 9,  # mov; bl; [ldr; ret]; cmp; b.le; add; cmp; b.ne
+    },
+    ("arm64", "no_jump_label", "enabled"): {
+        "c_empty": 4, "rust_empty": 4,
+        "c_trace": 46, "rust_trace": 51, "rust_helper": 53, "rust_load": 51,
+        "rust_count_call": 54,
+    },
 }
 
 
-def per_call(samples, config, state):
+def per_call(samples, arch, config, state):
     """Exact per-call cost: the difference between N=100 and N=10 over 90 calls."""
     got = {}
     for variant in bench.VARIANTS:
         def at(n):
-            values = {int(r["cycles"]) for r in samples if r["config"] == config
-                      and r["state"] == state and r["variant"] == variant and int(r["n"]) == n}
-            assert len(values) == 1, f"{config}/{state}/{variant} N={n} varies: {values}"
+            values = {int(r["cycles"]) for r in samples if r["arch"] == arch
+                      and r["config"] == config and r["state"] == state
+                      and r["variant"] == variant and int(r["n"]) == n}
+            assert len(values) == 1, f"{arch}/{config}/{state}/{variant} N={n} varies: {values}"
             return values.pop()
         got[variant] = (at(100) - at(10)) / 90
     return got
@@ -155,7 +187,8 @@ def per_call(samples, config, state):
 @pytest.fixture(scope="module")
 def two_runs(kernels):
     data = OUT / "data"
-    return [bench.run_matrix(list(kernels), "tcg", SHORT, data) for _ in range(2)]
+    configs = list(dict.fromkeys(c for _, c in kernels))
+    return [bench.run_matrix(configs, "tcg", SHORT, data, TEST_ARCHS) for _ in range(2)]
 
 
 def load(run):
@@ -165,45 +198,51 @@ def load(run):
 def test_run_directory_is_complete(two_runs):
     run = two_runs[0]
     ctx = json.loads((run / "context.json").read_text())
-    assert ctx["complete"] is True and ctx["unit"] == "instructions"
+    assert ctx["complete"] is True
     assert ctx["schema_version"] == bench.SCHEMA_VERSION
-    for name in ("jump_label", "no_jump_label"):
-        assert (run / f"console-{name}.log").exists()
-        assert ctx["configs"][name]["accel"] == "tcg"
-        assert "-icount" in ctx["configs"][name]["qemu_command"]
+    for arch in TEST_ARCHS:
+        for name in ("jump_label", "no_jump_label"):
+            assert (run / f"console-{arch}-{name}.log").exists()
+            entry = ctx["configs"][f"{arch}/{name}"]
+            assert entry["accel"] == "tcg" and entry["unit"] == "instructions"
+            assert "-icount" in entry["qemu_command"]
     rows = load(run)
-    assert len(rows) == 2 * 2 * len(bench.VARIANTS) * 3 * 3
+    assert len(rows) == len(TEST_ARCHS) * 2 * 2 * len(bench.VARIANTS) * 3 * 3
+    assert {r["arch"] for r in rows} == set(TEST_ARCHS)
     assert two_runs[0].name != two_runs[1].name
 
 
-@pytest.mark.parametrize("config, state", list(EXPECTED))
-def test_exact_per_call_cost(two_runs, config, state):
-    assert per_call(load(two_runs[0]), config, state) == EXPECTED[(config, state)]
+@pytest.mark.parametrize("arch, config, state", [k for k in EXPECTED if k[0] in TEST_ARCHS])
+def test_exact_per_call_cost(two_runs, arch, config, state):
+    assert per_call(load(two_runs[0]), arch, config, state) == EXPECTED[(arch, config, state)]
 
 
+@pytest.mark.parametrize("arch", TEST_ARCHS)
 @pytest.mark.parametrize("config", ["jump_label", "no_jump_label"])
-def test_two_runs_give_identical_costs(two_runs, config):
+def test_two_runs_give_identical_costs(two_runs, arch, config):
     for state in ("disabled", "enabled"):
-        assert per_call(load(two_runs[0]), config, state) == per_call(load(two_runs[1]), config, state)
+        assert (per_call(load(two_runs[0]), arch, config, state)
+                == per_call(load(two_runs[1]), arch, config, state))
 
 
 def test_rust_disabled_site_is_no_dearer_than_c(two_runs):
     """The point of the series: net of its own empty loop, Rust's disabled site costs
     at most what C's does, and far less than the out-of-line helper."""
-    for config in ("jump_label", "no_jump_label"):
-        c = per_call(load(two_runs[0]), config, "disabled")
-        assert c["rust_trace"] - c["rust_empty"] <= c["c_trace"] - c["c_empty"]
-        assert c["rust_helper"] > c["rust_trace"]
+    for arch in TEST_ARCHS:
+        for config in ("jump_label", "no_jump_label"):
+            c = per_call(load(two_runs[0]), arch, config, "disabled")
+            assert c["rust_trace"] - c["rust_empty"] <= c["c_trace"] - c["c_empty"], (arch, config)
+            assert c["rust_helper"] > c["rust_trace"]
 
 
 def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
     data = OUT / "data-timeout"
     with pytest.raises(world.Failure, match="timed out"):
-        bench.run_matrix(["jump_label"], "tcg", SHORT, data, timeout=3)
+        bench.run_matrix(["jump_label"], "tcg", SHORT, data, ["x86_64"], timeout=3)
     (run,) = sorted(data.iterdir())[-1:]
     ctx = json.loads((run / "context.json").read_text())
     assert ctx["complete"] is False and "timed out" in ctx["incomplete_reason"]
-    assert (run / "console-jump_label.log").read_text().startswith("Linux version")
+    assert (run / "console-x86_64-jump_label.log").read_text().startswith("Linux version")
 
 
 def test_codegen_checks_pass_on_the_fresh_modules(two_runs, capsys):
@@ -211,7 +250,11 @@ def test_codegen_checks_pass_on_the_fresh_modules(two_runs, capsys):
     instructions counted per iteration equal the per-call cost measured."""
     from analysis import __main__ as analysis_cli
     assert analysis_cli.cmd_codegen(two_runs[0], allow_incomplete=False) == 0
-    for config in ("jump_label", "no_jump_label"):
-        checks = (two_runs[0] / f"codegen-checks-{config}.txt").read_text()
-        assert "all codegen checks pass" in checks, checks
-    assert "site tpbench_rust_trace: nop2" in (two_runs[0] / "codegen-checks-jump_label.txt").read_text()
+    for arch in TEST_ARCHS:
+        for config in ("jump_label", "no_jump_label"):
+            checks = (two_runs[0] / f"codegen-checks-{arch}-{config}.txt").read_text()
+            assert "all codegen checks pass" in checks, checks
+    nop = {"x86_64": "nop2", "arm64": "nop4"}
+    for arch in TEST_ARCHS:
+        text = (two_runs[0] / f"codegen-checks-{arch}-jump_label.txt").read_text()
+        assert f"site tpbench_rust_trace: {nop[arch]}" in text

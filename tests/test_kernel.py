@@ -1,18 +1,22 @@
-"""The real thing: both kernels built from Debian's tree with our series, booted in QEMU."""
+"""The real thing: the kernels built from Debian's tree with our series, booted in QEMU,
+for each architecture of TEST_ARCHS (default: x86_64 and arm64)."""
 
 import pytest
 
 from analysis.jump_table import read_jump_table, site_problems
 from runner import config as cfg
 from runner import console, world
-from tests.conftest import OUT
+from tests.conftest import OUT, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
+KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS]
+# The instruction at a disabled static branch site, per architecture.
+SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}}
 
 
-@pytest.mark.parametrize("name", list(cfg.KERNEL_CONFIGS))
-def test_kernel_builds_with_requested_options(kernels, name):
-    kb = kernels[name]
+@pytest.mark.parametrize("arch, name", KERNELS)
+def test_kernel_builds_with_requested_options(kernels, arch, name):
+    kb = kernels[(arch, name)]
     assert kb.image.stat().st_size > 500_000
     have = cfg.parse_kconfig((kb.build / ".config").read_text())
     assert have["CONFIG_RUST"] == "y" and have["CONFIG_TRACEPOINTS"] == "y"
@@ -22,24 +26,28 @@ def test_kernel_builds_with_requested_options(kernels, name):
     assert generated.exists() == (name == "jump_label")
 
 
-def test_generated_asm_comes_from_the_c_header(kernels):
-    text = (kernels["jump_label"].build / "rust/kernel/arch_static_branch_asm.rs").read_text()
-    # x86 with CONFIG_HAVE_JUMP_LABEL_HACK: a jmp objtool NOPs, and flag 2 in the key field.
+@pytest.mark.parametrize("arch", TEST_ARCHS)
+def test_generated_asm_comes_from_the_c_header(kernels, arch):
+    text = (kernels[(arch, "jump_label")].build / "rust/kernel/arch_static_branch_asm.rs").read_text()
     assert text.startswith("::kernel::concat_literals!(")
-    assert '"1: jmp " "{l_yes}" " # objtool NOPs this\\n\\t"' in text
-    assert '"{symb} + {off} + {branch}" " + 2"' in text
-    assert "__jump_table" in text
+    assert "__jump_table" in text and '"{symb} + {off} + {branch}"' in text
+    if arch == "x86_64":
+        # CONFIG_HAVE_JUMP_LABEL_HACK: a jmp objtool NOPs, and flag 2 in the key field.
+        assert '"1: jmp " "{l_yes}" " # objtool NOPs this\\n\\t"' in text
+        assert '"{symb} + {off} + {branch}" " + 2"' in text
+    else:
+        assert '"1:\tnop\\n\\t"' in text
 
 
 @pytest.mark.parametrize("event", ["on", "off"])
-@pytest.mark.parametrize("name", list(cfg.KERNEL_CONFIGS))
-def test_rust_sample_fires_its_tracepoint(kernels, sample_initramfs, accel, name, event):
-    kb = kernels[name]
+@pytest.mark.parametrize("arch, name", KERNELS)
+def test_rust_sample_fires_its_tracepoint(kernels, sample_initramfs, accel, arch, name, event):
+    kb = kernels[(arch, name)]
     append = "tpbench.mode=sample"
     if event == "on":
         append += f" trace_event=rust_sample:{EVENT}"
-    result = world.boot(kb.arch, kb.image, sample_initramfs, append, accel, OUT,
-                        f"sample-{name}-event-{event}", timeout=300)
+    result = world.boot(kb.arch, kb.image, sample_initramfs[arch], append, accel, OUT,
+                        f"sample-{arch}-{name}-event-{event}", timeout=300)
     verdict = console.judge_console(result.console_lines)
     tail = "\n".join(result.console_lines[-15:])
     assert verdict.ok, f"boot failed ({result.accel}): {verdict}\n{tail}"
@@ -58,11 +66,14 @@ def test_rust_sample_fires_its_tracepoint(kernels, sample_initramfs, accel, name
         assert records == []
 
 
-def test_rust_site_in_module_is_a_nop(kernels):
+@pytest.mark.parametrize("arch", TEST_ARCHS)
+def test_rust_site_in_module_is_a_nop(kernels, arch):
     """In rust_print.ko the Rust call site has one __jump_table entry and holds a NOP."""
-    ko = world.build_sample_module(kernels["jump_label"])
+    ko = world.build_sample_module(kernels[(arch, "jump_label")])
     entries = read_jump_table(ko)
     assert site_problems(entries, "rust_print_main", f"__tracepoint_{EVENT}") == []
     (site,) = [e for e in entries if e.function and "rust_print_main" in e.function]
-    assert site.objtool_nop, "the key field lacks objtool's flag (2)"
+    assert site.site_kind in SITE_NOPS[arch]
     assert (site.key_addend & ~3) == 8, "the key is the field at offset 8 of struct tracepoint"
+    # x86 asks objtool to NOP the compiler's jmp (flag 2); arm64 emits the nop itself.
+    assert site.objtool_nop == (arch == "x86_64")

@@ -21,8 +21,9 @@ def run(tmp_path):
 
 def render(run, context=None):
     ctx, samples = report.load_run(run, allow_incomplete=True)
-    ctx = context or ctx
-    summary = stats.summarize(samples, ctx["unit"])
+    if context is not None:
+        ctx, _ = report.normalize(context, samples)
+    summary = stats.summarize(samples)
     code = {p.stem.removeprefix("codegen-"): p.read_text()
             for p in run.glob("codegen-*.txt") if "checks" not in p.name}
     checks = {p.stem.removeprefix("codegen-checks-"): p.read_text()
@@ -35,8 +36,9 @@ def test_report_carries_the_numbers_of_the_run(run):
     assert "unit: **instructions** per call" in text
     row = summary[(summary.config == "jump_label") & (summary.state == "disabled")
                   & (summary.variant == "rust_trace")].iloc[0]
-    assert f"| jump_label | disabled | `rust_trace` | {row.per_call:g} | exact | {row.net:g} |" in text
-    assert "Rust costs 1 instruction less per call** than C" in text
+    assert (f"| x86_64 | jump_label | disabled | `rust_trace` | {row.per_call:g} | instructions "
+            f"| exact | {row.net:g} |") in text
+    assert "Rust **costs 1 instruction less per call** than C" in text
     assert "run-short/samples.csv" in text and "## Provenance" in text
     assert "<tpbench_c_trace>:" in text      # the codegen listing is in
     assert "INCOMPLETE" not in text
@@ -60,8 +62,8 @@ def test_cli_report_writes_plots_and_summary(run, monkeypatch):
     monkeypatch.setattr(cli, "REPO", run.parent.parent)
     assert cli.cmd_report(run, allow_incomplete=False) == 0
     assert (run.parent.parent / "REPORT.md").exists()
-    for name in ("percall-jump_label.png", "percall-jump_label.svg",
-                 "scaling-no_jump_label-enabled.png", "box-jump_label-disabled.svg"):
+    for name in ("percall-x86_64-jump_label.png", "percall-x86_64-jump_label.svg",
+                 "scaling-x86_64-no_jump_label-enabled.png", "box-x86_64-jump_label-disabled.svg"):
         assert (run / "plots" / name).stat().st_size > 1000, name
     assert "verdict" in (run / "summary.csv").read_text().splitlines()[0]
 
@@ -72,23 +74,17 @@ def test_cover_letter_numbers_come_from_the_committed_run():
     from runner import config as cfg
     text = (cfg.PATCHES / "0000-cover-letter.patch").read_text()
     run_id = re.search(r"tpbench run (\S+):", text).group(1)
-    run = cfg.REPO / "data" / run_id
-    ctx, samples = report.load_run(run, allow_incomplete=False)
-    s = stats.summarize(samples, ctx["unit"]).set_index(["config", "state", "variant"])
-
-    def cost(config, variant):
-        return f"{s.loc[(config, 'disabled', variant), 'per_call']:g}"
-
-    rows = {
-        "empty loop, C / Rust": [f"{cost(c, 'c_empty')} / {cost(c, 'rust_empty')}"
-                                 for c in ("jump_label", "no_jump_label")],
-        "C trace_<name>()": [cost(c, "c_trace") for c in ("jump_label", "no_jump_label")],
-        "Rust declare_trace!": [cost(c, "rust_trace") for c in ("jump_label", "no_jump_label")],
-        "Rust -> C helper -> trace": [cost(c, "rust_helper") for c in ("jump_label", "no_jump_label")],
-    }
-    for label, (y, n) in rows.items():
-        assert re.search(rf"^  {re.escape(label)}\s+{re.escape(y)}\s+{re.escape(n)}\b", text, re.M), label
-    assert f"({cost('no_jump_label', 'rust_count_call')} for the code" in text
+    ctx, samples = report.load_run(cfg.REPO / "data" / run_id, allow_incomplete=False)
+    s = stats.summarize(samples).set_index(["arch", "config", "state", "variant"])
+    columns = [(a, c) for a in ("x86_64", "arm64") for c in ("jump_label", "no_jump_label")]
+    rows = {"empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
+            "C trace_<name>()": "c_trace", "Rust declare_trace!": "rust_trace",
+            "Rust -> C helper -> trace": "rust_helper",
+            "Rust, code before patch 7": "rust_count_call"}
+    for label, variant in rows.items():
+        want = [f"{s.loc[(a, c, 'disabled', variant), 'per_call']:g}" for a, c in columns]
+        line = re.search(rf"^  {re.escape(label)}\s+(.*)$", text, re.M).group(1).split()
+        assert line == want, (label, line, want)
 
 
 def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
@@ -102,3 +98,14 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "REPO", tmp_path)
     assert cli.cmd_report(copy, allow_incomplete=False) == 0
     assert (tmp_path / "REPORT.md").read_text() == committed
+
+
+def test_schema_1_run_is_still_read():
+    """The first committed run predates the arch column; it reads as x86_64."""
+    from runner import config as cfg
+    old = cfg.REPO / "data" / "20261203T090759Z-9e4b6dc"
+    ctx, samples = report.load_run(old, allow_incomplete=False)
+    assert ctx["schema_version"] == 1 and set(samples.arch) == {"x86_64"}
+    assert set(ctx["configs"]) == {"x86_64/jump_label", "x86_64/no_jump_label"}
+    s = stats.summarize(samples).set_index(["arch", "config", "state", "variant"])
+    assert s.loc[("x86_64", "jump_label", "disabled", "rust_trace"), "per_call"] == 4

@@ -48,7 +48,7 @@ def test_cache_keys_follow_content(tmp_path, monkeypatch):
 def test_tcg_command_counts_instructions():
     cmd = world.qemu_command(X86, Path("bz"), Path("rd"), "x=1", "tcg", Path("res"))
     assert cmd[:5] == ["qemu-system-x86_64", "-accel", "tcg", "-icount", "shift=0,sleep=off"]
-    assert "-no-reboot" in cmd and cmd[-1] == "console=ttyS0 panic=-1 x=1"
+    assert "-no-reboot" in cmd and cmd[-1] == "console=ttyS0 panic=-1 tpbench.results=ttyS1 x=1"
     assert cmd[cmd.index("-serial", cmd.index("-serial") + 1) + 1] == "file:res"
 
 
@@ -154,3 +154,17 @@ def test_patch_that_does_not_apply_is_named_with_its_rejects(tmp_path, monkeypat
         world.prepare_source()
     # Nothing half-made is left where a later run would take it for a good tree.
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("src-")]
+
+
+def test_arm64_command_uses_virt_and_a_virtio_results_console():
+    arm = cfg.ARCHS["arm64"]
+    cmd = world.qemu_command(arm, Path("Image"), Path("rd"), "x=1", "tcg", Path("res"))
+    assert cmd[0] == "qemu-system-aarch64" and "-icount" in cmd
+    assert cmd[cmd.index("-M") + 1] == "virt"
+    assert "file,id=results,path=res" in cmd and "virtconsole,chardev=results" in cmd
+    assert cmd[-1] == "console=ttyAMA0 panic=-1 tpbench.results=hvc0 x=1"
+
+
+def test_kvm_is_refused_for_a_foreign_architecture(tmp_path):
+    with pytest.raises(world.Failure, match="KVM cannot run an arm64 guest on this host"):
+        world.boot(cfg.ARCHS["arm64"], Path("Image"), Path("rd"), "", "kvm", tmp_path, "x")

@@ -8,7 +8,8 @@ from analysis import stats
 
 
 def frame(rows):
-    return pd.DataFrame(rows, columns=["config", "accel", "variant", "state", "n", "rep", "cycles"])
+    return pd.DataFrame(rows, columns=["arch", "config", "accel", "variant", "state", "n", "rep",
+                                       "cycles"])
 
 
 def exact_run(costs, base=10, ns=(0, 1, 10, 100), reps=5, accel="tcg"):
@@ -17,7 +18,8 @@ def exact_run(costs, base=10, ns=(0, 1, 10, 100), reps=5, accel="tcg"):
     for variant, cost in costs.items():
         for n in ns:
             for rep in range(reps):
-                rows.append(("jump_label", accel, variant, "disabled", n, rep, base + cost * n))
+                rows.append(("x86_64", "jump_label", accel, variant, "disabled", n, rep,
+                             base + cost * n))
     return frame(rows)
 
 
@@ -33,7 +35,7 @@ def test_bootstrap_of_exact_data_has_zero_width():
 
 def test_bootstrap_interval_covers_a_noisy_slope():
     rng = np.random.default_rng(3)
-    rows = [("k", "kvm", "c_trace", "disabled", n, r, 100 + 5.0 * n + rng.normal(0, 20))
+    rows = [("x86_64", "k", "kvm", "c_trace", "disabled", n, r, 100 + 5.0 * n + rng.normal(0, 20))
             for n in (10, 100, 1000) for r in range(31)]
     df = frame(rows)
     lo, hi = stats.interval(stats.bootstrap_slopes(df, np.random.default_rng(1)))
@@ -43,7 +45,7 @@ def test_bootstrap_interval_covers_a_noisy_slope():
 def test_summary_net_and_difference_to_c():
     df = exact_run({"c_empty": 4, "c_trace": 6, "rust_empty": 3, "rust_trace": 4,
                     "rust_helper": 9})
-    t = stats.summarize(df, "instructions").set_index("variant")
+    t = stats.summarize(df).set_index("variant")
     assert t.loc["rust_trace", "per_call"] == pytest.approx(4)
     assert t.loc["rust_trace", "net"] == pytest.approx(1)        # 4 - rust_empty 3
     assert t.loc["c_trace", "net"] == pytest.approx(2)           # 6 - c_empty 4
