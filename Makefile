@@ -64,7 +64,7 @@ report:
 	$(PYTHON) -m analysis report --run $(RUN_DIR) $(INCOMPLETE)
 
 test: deps
-	$(PYTHON) -m pytest -v -p no:cacheprovider tests
+	$(PYTHON) -m pytest -v -p no:cacheprovider --capture=tee-sys tests
 
 unit-test:
 	$(PYTHON) -m pytest -v -p no:cacheprovider tests/test_console.py tests/test_jump_table.py \

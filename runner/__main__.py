@@ -3,7 +3,6 @@
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 from runner import config as cfg

@@ -10,8 +10,7 @@ import io
 import json
 import platform
 import shutil
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 

@@ -1,7 +1,6 @@
 """The runner's pure parts and its process handling, without a kernel (QEMU faked)."""
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
