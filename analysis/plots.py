@@ -20,17 +20,12 @@ def unit_label(unit: str) -> str:
     return f"{unit} per call"
 
 
-def panels(summary: pd.DataFrame) -> list[tuple[str, str]]:
-    pairs = {(r.arch, r.config) for r in summary.itertuples()}
-    return sorted(pairs, key=lambda p: (p[0] != "x86_64", p[0], p[1]))
-
-
 def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> dict:
     """Writes the .dat files the scripts read; returns what the scripts need to know."""
     outdir.mkdir(parents=True, exist_ok=True)
     variants = ordered(summary.variant.unique())
     meta = {"panels": [], "variants": variants}
-    for arch, config in panels(summary):
+    for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
         part = summary[(summary.arch == arch) & (summary.config == config)]
         mine = samples[(samples.arch == arch) & (samples.config == config)]

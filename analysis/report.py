@@ -21,17 +21,11 @@ def ci(lo: float, hi: float) -> str:
     return "exact" if abs(hi - lo) < 1e-9 else f"{lo:.2f}..{hi:.2f}"
 
 
-def panels(summary: pd.DataFrame) -> list[tuple[str, str]]:
-    """(arch, config) pairs in a stable order: x86_64 first."""
-    pairs = {(r.arch, r.config) for r in summary.itertuples()}
-    return sorted(pairs, key=lambda p: (p[0] != "x86_64", p[0], p[1]))
-
-
 def verdict_table(summary: pd.DataFrame) -> str:
     head = ("| arch | config | state | variant | per call | unit | 95% CI | net of empty loop | "
             "site cost vs C | verdict |\n|---|---|---|---|---:|---|---|---:|---:|---|\n")
     rows = []
-    for arch, config in panels(summary):
+    for arch, config in stats.panels(summary):
         for state in STATE_ORDER:
             part = summary[(summary.arch == arch) & (summary.config == config)
                            & (summary.state == state)]
@@ -65,7 +59,7 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
            "What one loop iteration executes with the tracepoint off, walked in the "
            "disassembly of the measured module (calls followed into the module's own "
            "functions). Under icount the measured cost must equal the count.", ""]
-    for arch, config in panels(summary):
+    for arch, config in stats.panels(summary):
         if f"{arch}-{config}" not in paths:
             continue
         out += [f"| {arch} {config} | measured | counted | instructions |", "|---|---:|---:|---|"]
@@ -92,7 +86,7 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
 
 def headline(summary: pd.DataFrame) -> list[str]:
     out = []
-    for arch, config in panels(summary):
+    for arch, config in stats.panels(summary):
         if config != "jump_label":
             continue
         part = summary[(summary.arch == arch) & (summary.config == config)
@@ -121,7 +115,7 @@ def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, s
     incomplete = "" if context.get("complete") else (
         f"\n> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. "
         "Every figure below covers only what the run recorded.\n")
-    archs = [a for a, _ in panels(summary)]
+    archs = [a for a, _ in stats.panels(summary)]
     lines = [
         "# tpbench report: what a disabled tracepoint costs when Rust calls it",
         incomplete,
@@ -148,7 +142,7 @@ def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, s
         "## Plots",
         "",
     ]
-    for arch, config in panels(summary):
+    for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
         lines += [f"![per-call cost, {arch} {config}]({rel}/plots/percall-{tag}.png)", ""]
         for state in STATE_ORDER:

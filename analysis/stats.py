@@ -49,6 +49,12 @@ def bootstrap_slopes(group: pd.DataFrame, rng: np.random.Generator, b: int = BOO
     return np.round(slopes, DECIMALS)
 
 
+def panels(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (arch, config) pairs of a summary, x86_64 first, in a stable order."""
+    pairs = {(r.arch, r.config) for r in summary.itertuples()}
+    return sorted(pairs, key=lambda p: (p[0] != "x86_64", p[0], p[1]))
+
+
 def tukey_outliers(values) -> tuple[int, int]:
     """(mild, severe): beyond 1.5 and 3 IQR of the quartiles; severe ones are not mild."""
     v = np.asarray(values, dtype=float)
