@@ -159,6 +159,21 @@ def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> lis
     raise WalkError(f"{loop}: the walk did not come back to the loop head")
 
 
+def site_offsets(sites_map: dict[str, list["Site"]]) -> set[int]:
+    return {s.offset for ss in sites_map.values() for s in ss}
+
+
+def walk_all(funcs, sites: set[int], variants) -> dict[str, list[tuple[str, Insn]] | str]:
+    """The disabled path of each variant's loop, or why it could not be walked."""
+    walks = {}
+    for v in variants:
+        try:
+            walks[v] = disabled_path(funcs, LOOP_PREFIX + v, sites)
+        except (WalkError, KeyError) as e:
+            walks[v] = str(e)
+    return walks
+
+
 def callee_path(funcs, call: Insn, sites: set[int]) -> list[tuple[str, Insn]]:
     name = call.reloc
     if name not in funcs:
@@ -226,7 +241,7 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
     With CONFIG_JUMP_LABEL the trace loops have one NOP site each; without it, none.
     """
     failures = []
-    site_addrs = {s.offset for ss in sites.values() for s in ss}
+    walks = walk_all(funcs, site_offsets(sites), variants)
     for variant in ("c_trace", "rust_trace"):
         fn = LOOP_PREFIX + variant
         mine = sites.get(fn, [])
@@ -238,10 +253,9 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
                 failures.append(f"{fn}: site at {s.offset:#x} holds {s.kind} ({s.raw}), not a NOP")
     for variant in variants:
         fn = LOOP_PREFIX + variant
-        try:
-            path = disabled_path(funcs, fn, site_addrs)
-        except (WalkError, KeyError) as e:
-            failures.append(f"{fn}: cannot walk the disabled path: {e}")
+        path = walks[variant]
+        if isinstance(path, str):
+            failures.append(f"{fn}: cannot walk the disabled path: {path}")
             continue
         calls = [i for _, i in path if is_call(i.mnemonic)]
         if variant in ("c_trace", "rust_trace") and calls:
@@ -270,14 +284,12 @@ def function_listing(funcs, fn: str, sites: set[int], path_addrs: set[tuple[str,
 def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
     """The loop functions, C beside Rust for the empty loops and the trace sites; one
     iteration's disabled path marked with '*', with its instruction count."""
-    sites = {s.offset for ss in sites_map.values() for s in ss}
+    sites = site_offsets(sites_map)
     blocks = {}
-    for v in variants:
+    for v, path in walk_all(funcs, sites, variants).items():
         fn = LOOP_PREFIX + v
-        try:
-            path = disabled_path(funcs, fn, sites)
-        except (WalkError, KeyError) as e:
-            blocks[v] = [f"<{fn}>: {e}"]
+        if isinstance(path, str):
+            blocks[v] = [f"<{fn}>: {path}"]
             continue
         addrs = {(f, i.addr) for f, i in path}
         body = function_listing(funcs, fn, sites, addrs)
@@ -309,12 +321,10 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
 
 def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tuple[str, int, str]]:
     """(variant, instructions per iteration, the instructions) of each disabled path."""
-    sites = {s.offset for ss in sites_map.values() for s in ss}
+    sites = site_offsets(sites_map)
     out = []
-    for v in variants:
-        try:
-            path = disabled_path(funcs, LOOP_PREFIX + v, sites)
-        except (WalkError, KeyError):
+    for v, path in walk_all(funcs, sites, variants).items():
+        if isinstance(path, str):
             continue
         text = "; ".join(f"{i.mnemonic}{' (NOP site)' if i.addr in sites else ''}"
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
