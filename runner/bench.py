@@ -160,8 +160,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     try:
         for arch in archs:
             for name in config_names:
-                rows += run_one(source, arch, cfg.KERNEL_CONFIGS[name], accel, params, run,
-                                context, timeout, rows)
+                run_one(source, arch, cfg.KERNEL_CONFIGS[name], accel, params, run, context,
+                        timeout, rows)
         context["complete"] = True
         context["incomplete_reason"] = None
     except BaseException as e:
@@ -176,8 +176,9 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
 
 
 def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
-            params: BenchParams, run: Path, context: dict, timeout: float, earlier) -> list[dict]:
-    """One kernel: build (cached), module, boot, parse. Records what arrived, even on failure."""
+            params: BenchParams, run: Path, context: dict, timeout: float, rows: list) -> None:
+    """One kernel: build (cached), module, boot, parse. Adds its samples to `rows` before
+    judging the boot, so a failed guest's samples are kept with the run."""
     tag = f"{arch.name}-{config.name}"
     kb = world.build_kernel(source, arch, config)
     ko = build_bench_module(kb)
@@ -206,8 +207,8 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
     }
     verdict = console.judge_console(result.console_lines)
     ktap = console.parse_ktap(result.results.splitlines())
-    rows = [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in ktap.samples]
-    write_atomically(run / "samples.csv", samples_csv(list(earlier) + rows))
+    rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in ktap.samples]
+    write_atomically(run / "samples.csv", samples_csv(rows))
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
     if not verdict.ok or not ktap.ok:
         why = "; ".join(ktap.problems) or verdict.panic or "guest did not finish"
@@ -217,4 +218,3 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
         raise world.Failure(f"{arch.name}/{config.name}: {why}\nlast console lines:\n{tail}")
     world.say(f"[tpbench] {arch.name}/{config.name}: {len(ktap.samples)} samples, all "
               f"{len(ktap.tests)} KTAP tests ok")
-    return rows
