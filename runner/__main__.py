@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from runner import config as cfg
-from runner import bench, console, world
+from runner import bench, world
 
 
 def validate(args) -> None:
@@ -73,15 +73,12 @@ def cmd_sample(args) -> int:
     name = f"sample-{kb.config.name}-event-{args.event}"
     result = world.boot(kb.arch, kb.image, initrd, append, args.accel, out, name,
                         timeout=args.timeout)
-    verdict = console.judge_console(result.console_lines)
     print(f"accel={result.accel} ({result.accel_reason})")
     print(f"time_to_init={result.time_to_init}")
     print(result.results)
-    if not verdict.ok:
-        why = ("timed out" if result.timed_out else verdict.panic or
-               ("never reached init" if not verdict.reached_init else "init did not finish"))
-        tail = "\n".join(result.console_lines[-20:])
-        world.say(f"[tpbench] boot failed: {why}; last console lines:\n{tail}")
+    failure = world.boot_failure(result)
+    if failure:
+        world.say(f"[tpbench] boot failed: {failure}")
         return 1
     return 0
 

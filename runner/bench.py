@@ -205,16 +205,12 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
         "seconds_to_init": (round(result.time_to_init, 1)
                             if result.time_to_init is not None else None),
     }
-    verdict = console.judge_console(result.console_lines)
     ktap = console.parse_ktap(result.results.splitlines())
     rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in ktap.samples]
     write_atomically(run / "samples.csv", samples_csv(rows))
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
-    if not verdict.ok or not ktap.ok:
-        why = "; ".join(ktap.problems) or verdict.panic or "guest did not finish"
-        if result.timed_out:
-            why = f"guest timed out; {why}"
-        tail = "\n".join(result.console_lines[-15:])
-        raise world.Failure(f"{arch.name}/{config.name}: {why}\nlast console lines:\n{tail}")
+    failure = world.boot_failure(result, ktap.problems)
+    if failure:
+        raise world.Failure(f"{arch.name}/{config.name}: {failure}")
     world.say(f"[tpbench] {arch.name}/{config.name}: {len(ktap.samples)} samples, all "
               f"{len(ktap.tests)} KTAP tests ok")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import config as cfg
+from runner import console
 
 INIT_MARKER = "tpbench-init: started"
 
@@ -195,6 +196,28 @@ def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig
     return f"{source.key}-{arch.name}-{config.name}-{cfg.fragment_hash(arch, config)}-{toolhash}"
 
 
+def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelConfig,
+              log: Path) -> None:
+    """tinyconfig + the fragments + olddefconfig, then every requested option must be there."""
+    fragments = cfg.fragment_paths(arch, config)
+    kbuild_make(src, build, "tinyconfig", arch=arch, log=log)
+    run([src / "scripts/kconfig/merge_config.sh", "-m", "-O", build, build / ".config",
+         *fragments], cwd=src, log=log, env={"ARCH": arch.kernel_arch})
+    kbuild_make(src, build, "olddefconfig", arch=arch, log=log)
+    wanted = {}
+    for path in fragments:
+        wanted.update(cfg.parse_kconfig(path.read_text()))
+    lost = cfg.missing_options(wanted, (build / ".config").read_text())
+    if lost:
+        raise Failure(f"{arch.name}/{config.name}: these requested options did not survive "
+                      f"olddefconfig (probably due to unsatisfied dependencies): "
+                      f"{', '.join(lost)}")
+
+
+def build_image_and_modules(src: Path, build: Path, arch: cfg.ArchParams, log: Path) -> None:
+    kbuild_make(src, build, Path(arch.image).name, "modules", arch=arch, log=log)
+
+
 def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig) -> KernelBuild:
     """Configures and builds one kernel in its own O= directory, unless already built."""
     key = build_key(source, arch, config)
@@ -207,23 +230,10 @@ def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelCon
     build.mkdir(parents=True, exist_ok=True)
     log = build / "tpbench-build.log"
     log.write_text("")
-    fragments = cfg.fragment_paths(arch, config)
     with Stage(f"configure {arch.name}/{config.name}"):
-        kbuild_make(source.path, build, "tinyconfig", arch=arch, log=log)
-        run([source.path / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
-             build / ".config", *fragments], cwd=source.path, log=log,
-            env={"ARCH": arch.kernel_arch})
-        kbuild_make(source.path, build, "olddefconfig", arch=arch, log=log)
-        wanted = {}
-        for path in fragments:
-            wanted.update(cfg.parse_kconfig(path.read_text()))
-        lost = cfg.missing_options(wanted, (build / ".config").read_text())
-        if lost:
-            raise Failure(f"{arch.name}/{config.name}: these requested options did not survive "
-                          f"olddefconfig (probably due to unsatisfied dependencies): "
-                          f"{', '.join(lost)}")
+        configure(source.path, build, arch, config, log)
     with Stage(f"build {arch.name}/{config.name} kernel and modules (log: {log})"):
-        kbuild_make(source.path, build, Path(arch.image).name, "modules", arch=arch, log=log)
+        build_image_and_modules(source.path, build, arch, log)
     stamp.write_text(key + "\n")
     return result
 
@@ -253,12 +263,9 @@ def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams,
             with Stage(f"bisect {config.name}: {subject}"):
                 try:
                     if not (build / ".config").exists():
-                        kbuild_make(tree, build, "tinyconfig", arch=arch, log=log)
-                        run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
-                             build / ".config", *cfg.fragment_paths(arch, config)], cwd=tree,
-                            log=log, env={"ARCH": arch.kernel_arch})
+                        configure(tree, build, arch, config, log)
                     kbuild_make(tree, build, "olddefconfig", arch=arch, log=log)
-                    kbuild_make(tree, build, Path(arch.image).name, "modules", arch=arch, log=log)
+                    build_image_and_modules(tree, build, arch, log)
                     results.append((subject, config.name, True))
                 except Failure as e:
                     say(str(e))
@@ -403,6 +410,19 @@ class BootResult:
 
 
 PROGRESS_MARKERS = ("tpbench-init:", "tpbench: timing")
+
+
+def boot_failure(result: "BootResult", problems=()) -> str | None:
+    """Why a boot cannot be trusted, with the last console lines; None when it can."""
+    verdict = console.judge_console(result.console_lines)
+    if verdict.ok and not problems:
+        return None
+    why = ("; ".join(problems) or verdict.panic
+           or ("never reached init" if not verdict.reached_init else "init did not finish"))
+    if result.timed_out:
+        why = f"guest timed out; {why}"
+    tail = "\n".join(result.console_lines[-15:])
+    return f"{why}\nlast console lines:\n{tail}"
 
 
 def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,

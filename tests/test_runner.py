@@ -167,3 +167,21 @@ def test_arm64_command_uses_virt_and_a_virtio_results_console():
 def test_kvm_is_refused_for_a_foreign_architecture(tmp_path):
     with pytest.raises(world.Failure, match="KVM cannot run an arm64 guest on this host"):
         world.boot(cfg.ARCHS["arm64"], Path("Image"), Path("rd"), "", "kvm", tmp_path, "x")
+
+
+def test_boot_failure_names_the_reason_and_the_last_lines(tmp_path):
+    from tests.conftest import FIXTURES
+
+    def result(log, timed_out=False):
+        lines = (FIXTURES / log).read_text().splitlines()
+        return world.BootResult("tcg", "test", [], tmp_path / "c", tmp_path / "r", True,
+                                timed_out, 0, 1.0, None, lines)
+
+    assert world.boot_failure(result("console-clean-jump_label.log")) is None
+    panic = world.boot_failure(result("console-panic-no-init.log"))
+    assert panic.startswith("Kernel panic - not syncing: No working init found")
+    assert "last console lines:" in panic
+    assert world.boot_failure(result("console-clean-jump_label.log"), ["test 2 failed"]) \
+        .startswith("test 2 failed")
+    hung = world.boot_failure(result("console-panic-no-init.log", timed_out=True))
+    assert hung.startswith("guest timed out; Kernel panic")
