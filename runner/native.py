@@ -1,0 +1,347 @@
+"""The native stage: a measured module's loop code, timed on the host CPU.
+
+The disabled path of every variant touches nothing of the kernel but a key's
+count (with CONFIG_JUMP_LABEL=y not even that), so its machine code runs
+unchanged in an ordinary process. This module lays the `.text` of a
+`tpbench-<arch>-<config>.ko` out for a fixed address below 2 GiB (the code is
+`-mcmodel=kernel`: R_X86_64_32S relocations), applies its relocations, and
+hands the image to native/tpbench_native.c, which times the loops with TSC
+reads. Nothing is patched: the NOPs at the sites are those objtool left.
+
+- the module's own functions resolve to their loaded addresses;
+- every data symbol, and every section that is not .text, resolves to a
+  zeroed area, so every static key reads disabled;
+- every function outside .text resolves to a `ud2` trap of its own: a
+  variant that reaches one stops the run, naming the variant and the symbol.
+
+Loading is pure (bytes in, image out); running the harness is the only side
+effect. Nothing here touches the host kernel.
+"""
+
+import platform
+import re
+import struct
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from runner import config as cfg
+from runner import world
+
+HARNESS_SOURCE = cfg.REPO / "native" / "tpbench_native.c"
+BASE = 0x1000_0000          # below 2 GiB, for R_X86_64_32S
+PAGE = 4096
+TRAP_STRIDE = 16
+DATA_SLOT_MIN = 64          # every zeroed object gets at least this, 64-byte aligned
+UNDEFINED_DATA_SIZE = PAGE  # an external data symbol's size is unknown: a page each
+# The kernel places a module's .text page-aligned; these shifts move it inside the page.
+SHIFTS = (0, 16, 32, 48)
+MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64"}
+# Sections whose entries the kernel uses to rewrite .text at load time, on x86_64: a
+# measured function with such a site would run other code here than in the kernel.
+# (.static_call_sites is not among them: it rewrites the target of a call, and every
+# call out of the module lands on a trap here anyway.)
+PATCHED_AT_LOAD = (".altinstructions", ".retpoline_sites", ".return_sites", ".call_sites")
+
+# x86_64 relocation types (ELF x86-64 psABI).
+R_X86_64_64, R_X86_64_PC32, R_X86_64_PLT32 = 1, 2, 4
+R_X86_64_32, R_X86_64_32S, R_X86_64_PC64 = 10, 11, 24
+CALL_OPCODES = (0xE8, 0xE9)   # call rel32, jmp rel32
+
+
+class ModuleError(world.Failure):
+    """A file that cannot be run natively; the message names it and says what to do."""
+
+
+def accel_name(shift: int) -> str:
+    """The accelerator label of native samples: 'native' at the kernel's placement,
+    'native+16' with .text 16 bytes further into its page."""
+    return "native" if shift == 0 else f"native+{shift}"
+
+
+def host_arch() -> str:
+    return {"x86_64": "x86_64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+
+
+@dataclass
+class ModuleCode:
+    """What the loader needs of a module: its .text, symbols and relocations."""
+    path: Path
+    arch: str
+    text: bytes
+    functions: dict[str, tuple[int, int]]      # name -> (offset in .text, size)
+    # (offset, type, symbol name, symbol kind, symbol value, addend); kind is "text",
+    # "section:<name>" (defined elsewhere in the module) or "undefined"
+    relocs: list[tuple[int, int, str, str, int, int]]
+    section_sizes: dict[str, int]
+    patched_at_load: list[tuple[str, int]] = field(default_factory=list)   # (section, .text offset)
+
+
+def read_module(path: Path) -> ModuleCode:
+    """Parses a .ko; raises ModuleError naming the file and the problem."""
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            return _read_elf(path, elf)
+    except FileNotFoundError:
+        raise ModuleError(f"{path}: no such file; give a tpbench-<arch>-<config>.ko from a run "
+                          "directory (make bench writes them)") from None
+    except (ELFError, struct.error) as e:
+        raise ModuleError(f"{path}: not an ELF file ({e}); give a tpbench-<arch>-<config>.ko "
+                          "from a run directory") from None
+
+
+def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
+    if elf["e_type"] != "ET_REL" or elf.get_section_by_name(".modinfo") is None:
+        raise ModuleError(f"{path}: not a kernel module (a relocatable ELF with .modinfo); "
+                          "give a tpbench-<arch>-<config>.ko from a run directory")
+    arch = MACHINES.get(elf["e_machine"], elf["e_machine"])
+    text_sec = elf.get_section_by_name(".text")
+    symtab = elf.get_section_by_name(".symtab")
+    if text_sec is None or symtab is None:
+        raise ModuleError(f"{path}: a module without .text or .symtab; rebuild it with make bench")
+    text_index = elf.get_section_index(".text")
+    sections = {i: s.name for i, s in enumerate(elf.iter_sections())}
+    functions = {}
+    for sym in symtab.iter_symbols():
+        if sym["st_shndx"] == text_index and sym["st_info"]["type"] == "STT_FUNC":
+            functions[sym.name] = (sym["st_value"], sym["st_size"])
+    relocs = []
+    rela = elf.get_section_by_name(".rela.text")
+    for r in rela.iter_relocations() if rela is not None else ():
+        sym = symtab.get_symbol(r["r_info_sym"])
+        shndx = sym["st_shndx"]
+        if shndx == text_index:
+            kind = "text"
+        elif shndx == "SHN_UNDEF":
+            kind = "undefined"
+        elif isinstance(shndx, int):
+            kind = f"section:{sections[shndx]}"
+        else:
+            kind = f"section:{shndx}"
+        name = sym.name or sections.get(shndx, str(shndx))
+        relocs.append((r["r_offset"], r["r_info_type"], name, kind, sym["st_value"],
+                       r["r_addend"]))
+    patched = []
+    for name in PATCHED_AT_LOAD:
+        sec = elf.get_section_by_name(".rela" + name)
+        for r in sec.iter_relocations() if sec is not None else ():
+            sym = symtab.get_symbol(r["r_info_sym"])
+            if sym["st_shndx"] == text_index:
+                patched.append((name, sym["st_value"] + r["r_addend"]))
+    sizes = {s.name: s["sh_size"] for s in elf.iter_sections() if s["sh_flags"] & 2}  # SHF_ALLOC
+    return ModuleCode(path, arch, text_sec.data(), functions, relocs, sizes, patched)
+
+
+def loop_symbol(variant: str) -> str:
+    return f"tpbench_{variant}"
+
+
+def function_at(code: ModuleCode, offset: int) -> str | None:
+    for name, (start, size) in code.functions.items():
+        if start <= offset < start + max(size, 1):
+            return name
+    return None
+
+
+def reachable(code: ModuleCode, root: str) -> set[str]:
+    """The module functions `root` can reach through direct calls and jumps in .text."""
+    seen, todo = set(), [root]
+    while todo:
+        fn = todo.pop()
+        if fn in seen or fn not in code.functions:
+            continue
+        seen.add(fn)
+        start, size = code.functions[fn]
+        for off, _, name, kind, value, addend in code.relocs:
+            if start <= off < start + size and kind == "text" and is_branch(code, off):
+                # A call's target: symbol + addend + 4 (the addend is relative to the next insn).
+                target = function_at(code, value + addend + 4)
+                if target:
+                    todo.append(target)
+    return seen
+
+
+def is_branch(code: ModuleCode, offset: int) -> bool:
+    return offset > 0 and code.text[offset - 1] in CALL_OPCODES
+
+
+def check_runnable(code: ModuleCode, variants) -> list[str]:
+    """What makes the module unfit to run natively, each with what to do; empty when fit."""
+    problems = []
+    if code.arch != "x86_64":
+        problems.append(f"{code.path}: a {code.arch} module; the native stage loads x86_64 "
+                        "modules only (arm64 relocations are not implemented)")
+        return problems
+    if code.arch != host_arch():
+        problems.append(f"{code.path}: an {code.arch} module on an {host_arch()} host")
+        return problems
+    missing = [loop_symbol(v) for v in variants if loop_symbol(v) not in code.functions]
+    if missing:
+        problems.append(f"{code.path}: no function {', '.join(missing)} in .text; is it a "
+                        "tpbench module of this checkout? Rebuild it with make bench")
+        return problems
+    for v in variants:
+        for fn in sorted(reachable(code, loop_symbol(v))):
+            for section, off in code.patched_at_load:
+                if function_at(code, off) == fn:
+                    problems.append(f"{code.path}: {fn} (run by {v}) has a site in {section} "
+                                    f"at .text+{off:#x} that the kernel rewrites at load time; "
+                                    "its native timing would not be the kernel's code")
+    return problems
+
+
+@dataclass(frozen=True)
+class Image:
+    data: bytes               # the whole mapping, from BASE
+    exec_size: int            # text and traps, executable
+    variants: dict[str, int]  # variant -> address of its loop function
+    traps: dict[str, int]     # external function -> address of its ud2
+    text_address: int
+
+
+def align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def lay_out(code: ModuleCode, variants, shift: int = 0) -> Image:
+    """The module's .text at BASE + shift with every relocation applied (pure)."""
+    text_addr = BASE + shift
+    text = bytearray(code.text)
+    # Which symbols are functions to trap: branch targets outside .text.
+    trap_names = sorted({name for off, typ, name, kind, _, _ in code.relocs
+                         if kind != "text" and (typ == R_X86_64_PLT32 or is_branch(code, off))})
+    traps_addr = align(text_addr + len(text), PAGE)
+    traps = {name: traps_addr + k * TRAP_STRIDE for k, name in enumerate(trap_names)}
+    data_addr = align(traps_addr + len(traps) * TRAP_STRIDE + 1, PAGE)
+    slots, cursor = {}, data_addr
+    for off, typ, name, kind, _, _ in code.relocs:
+        if kind == "text" or name in traps:
+            continue
+        slot = kind if kind.startswith("section:") else name
+        if slot not in slots:
+            size = (code.section_sizes.get(kind[len("section:"):], 0)
+                    if kind.startswith("section:") else UNDEFINED_DATA_SIZE)
+            slots[slot] = cursor
+            cursor = align(cursor + max(size, DATA_SLOT_MIN), DATA_SLOT_MIN)
+    for off, typ, name, kind, value, addend in code.relocs:
+        if kind == "text":
+            s = text_addr + value
+        elif name in traps:
+            s = traps[name]
+        else:
+            s = slots[kind if kind.startswith("section:") else name] + value
+        p = text_addr + off
+        if typ in (R_X86_64_PC32, R_X86_64_PLT32):
+            struct.pack_into("<i", text, off, s + addend - p)
+        elif typ == R_X86_64_32S:
+            struct.pack_into("<i", text, off, s + addend)
+        elif typ == R_X86_64_32:
+            struct.pack_into("<I", text, off, s + addend)
+        elif typ == R_X86_64_64:
+            struct.pack_into("<Q", text, off, s + addend)
+        elif typ == R_X86_64_PC64:
+            struct.pack_into("<q", text, off, s + addend - p)
+        else:
+            raise ModuleError(f"{code.path}: relocation type {typ} at .text+{off:#x} "
+                              f"({name}) is not handled by the native loader")
+    size = align(max(cursor, data_addr + PAGE), PAGE) - BASE
+    image = bytearray(size)
+    image[shift:shift + len(text)] = text
+    for addr in traps.values():
+        image[addr - BASE:addr - BASE + 2] = b"\x0f\x0b"    # ud2
+    return Image(bytes(image), data_addr - BASE, {v: text_addr + code.functions[loop_symbol(v)][0]
+                                                 for v in variants}, traps, text_addr)
+
+
+def manifest(image: Image, image_path: Path, ns, reps: int, warmup: int, cpu: int | None) -> str:
+    lines = [f"base {BASE:x}", f"size {len(image.data):x}", f"exec {image.exec_size:x}",
+             f"image {image_path}", f"ns {' '.join(map(str, ns))}", f"reps {reps}",
+             f"warmup {warmup}"]
+    if cpu is not None:
+        lines.append(f"cpu {cpu}")
+    lines += [f"variant {v} {a:x}" for v, a in image.variants.items()]
+    lines += [f"trap {t} {a:x}" for t, a in image.traps.items()]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class HarnessOutput:
+    samples: list[dict]       # variant, n, rep, cycles (TSC ticks or core cycles)
+    counter: str              # "tsc" or "tsc+perf"
+    tsc_hz: float
+    cpu: int | None
+    perf_reason: str | None
+    instructions: list[dict]  # variant, n, rep, instructions (with tsc+perf only)
+
+
+_SAMPLE = re.compile(r"^sample (\S+) (\d+) (\d+) (\d+)(?: (\d+) (\d+))?$")
+
+
+def parse_output(text: str) -> HarnessOutput:
+    """The harness's stdout, line by line (pure). With hardware counters, a sample's value is
+    core cycles; otherwise TSC ticks."""
+    samples, insns, info = [], [], {}
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if m:
+            v, n, rep, ticks, cycles, instructions = m.groups()
+            value = int(cycles) if cycles is not None else int(ticks)
+            samples.append(dict(variant=v, n=int(n), rep=int(rep), cycles=value))
+            if instructions is not None:
+                insns.append(dict(variant=v, n=int(n), rep=int(rep),
+                                  instructions=int(instructions)))
+        elif line.startswith("perf "):
+            info["perf"] = line[len("perf "):]
+        elif " " in line:
+            key, value = line.split(" ", 1)
+            info[key] = value
+    if "counter" not in info or "tsc_hz" not in info:
+        raise world.Failure("the native harness printed no counter or TSC frequency line")
+    return HarnessOutput(samples, info["counter"], float(info["tsc_hz"]),
+                         int(info["cpu"]) if "cpu" in info else None, info.get("perf"), insns)
+
+
+def build_harness(out_dir: Path) -> Path:
+    """Compiles native/tpbench_native.c with the host's gcc into the cache."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    key = cfg.digest([HARNESS_SOURCE.read_bytes()])
+    exe = out_dir / f"tpbench_native-{key}"
+    if not exe.exists():
+        tmp = exe.with_name(exe.name + ".tmp")
+        world.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(tmp), str(HARNESS_SOURCE)])
+        tmp.rename(exe)
+    return exe
+
+
+def kernel_tsc_hz() -> float | None:
+    """The TSC frequency the host kernel detected or refined, from its log, if readable."""
+    log = world.output_of(["dmesg"])
+    found = None
+    for m in re.finditer(r"tsc: (?:Refined TSC clocksource calibration|Detected): "
+                         r"?([\d.]+) MHz", log):
+        found = float(m.group(1)) * 1e6
+    return found
+
+
+def run_module(ko: Path, variants, ns, reps: int, warmup: int, shift: int,
+               work: Path, cpu: int | None = None) -> HarnessOutput:
+    """Loads one module at one placement and times its variants on this CPU."""
+    code = read_module(ko)
+    problems = check_runnable(code, variants)
+    if problems:
+        raise ModuleError("; ".join(problems))
+    image = lay_out(code, variants, shift)
+    work.mkdir(parents=True, exist_ok=True)
+    image_path = work / f"{ko.stem}+{shift}.image"
+    image_path.write_bytes(image.data)
+    exe = build_harness(cfg.cache_root() / "native")
+    proc = subprocess.run([str(exe)], input=manifest(image, image_path, ns, reps, warmup, cpu),
+                                text=True, capture_output=True)
+    if proc.returncode != 0:
+        raise world.Failure(f"{ko.name} at .text+{shift}: " + (proc.stderr.strip() or
+                            f"tpbench_native exited with status {proc.returncode}"))
+    return parse_output(proc.stdout)
