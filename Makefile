@@ -14,12 +14,13 @@ QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
 INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
-.PHONY: help deps kernels sample bench codegen report test unit-test check-series
+.PHONY: help deps kernels sample bench native codegen report test unit-test check-series
 
 help:
 	@echo "tpbench targets:"
 	@echo "  make bench        the whole benchmark: kernels (cached), module, QEMU runs into"
-	@echo "                    data/<run-id>/, statistics, plots, codegen, REPORT.md"
+	@echo "                    data/<run-id>/, the native stage, statistics, plots, codegen, REPORT.md"
+	@echo "  make native       time the newest run's x86_64 modules on the host CPU (or RUN=<id>)"
 	@echo "  make codegen      disassemble and check the newest run's modules (or RUN=<id>)"
 	@echo "  make report       REPORT.md and plots again from the newest run (or RUN=<id>)"
 	@echo "  make test         what CI runs: series, checkpatch, builds, boots, benchmark, analysis"
@@ -52,10 +53,14 @@ check-series: deps
 bench: deps
 	@set -e; start=$$(date +%s); \
 	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --accel $(ACCEL) $(QUICK_ARGS)); \
+	$(PYTHON) -m runner native --run $$run; \
 	echo "[tpbench] analysis of $$run ..." >&2; \
 	$(PYTHON) -m analysis codegen --run $$run; \
 	$(PYTHON) -m analysis report --run $$run; \
 	echo "[tpbench] make bench: done in $$(( $$(date +%s) - start )) s; run $$run"
+
+native:
+	$(PYTHON) -m runner native --run $(RUN_DIR)
 
 codegen:
 	$(PYTHON) -m analysis codegen --run $(RUN_DIR) $(INCOMPLETE)
@@ -68,4 +73,4 @@ test: deps
 
 unit-test:
 	$(PYTHON) -m pytest -v -p no:cacheprovider tests/test_console.py tests/test_jump_table.py \
-		tests/test_runner.py tests/test_stats.py
+		tests/test_runner.py tests/test_stats.py tests/test_native.py

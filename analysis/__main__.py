@@ -22,8 +22,8 @@ def latest_run() -> Path:
 
 def measured_per_call(summary: pd.DataFrame, arch: str, config: str) -> dict[str, float] | None:
     """Disabled-state per-call costs of a TCG run, to compare with the static count."""
-    part = summary[(summary.arch == arch) & (summary.config == config)
-                   & (summary.state == "disabled")]
+    part = stats.guest(summary)
+    part = part[(part.arch == arch) & (part.config == config) & (part.state == "disabled")]
     if part.empty or set(part.accel) != {"tcg"}:
         return None
     return dict(zip(part.variant, part.per_call))
@@ -40,7 +40,7 @@ def module_tag(ko: Path) -> tuple[str, str]:
 
 def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
-    summary = stats.summarize(samples)
+    summary = stats.summarize(samples, units=context.get("units"))
     failed = False
     for ko in sorted(run.glob("tpbench-*.ko")):
         arch, config = module_tag(ko)
@@ -48,7 +48,8 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
         codegen.add_aliases(funcs, function_aliases(ko))
         sites = codegen.sites_by_function(ko)
-        mine = samples[(samples.arch == arch) & (samples.config == config)]
+        mine = stats.guest(samples)
+        mine = mine[(mine.arch == arch) & (mine.config == config)]
         variants = plots.ordered(mine.variant.unique())
         fragments = "".join(context["configs"].get(f"{arch}/{config}", {})
                             .get("fragments", {}).values())
@@ -87,7 +88,7 @@ def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
 
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
-    summary = stats.summarize(samples)
+    summary = stats.summarize(samples, units=context.get("units"))
     summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
     plots.render(samples, summary, run / "plots")
     code = tagged(run, "codegen-", ".txt")

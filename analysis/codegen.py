@@ -269,7 +269,7 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
     return failures
 
 
-PAIRS = (("c_empty", "rust_empty"), ("c_trace", "rust_trace"))
+PAIRS = (("c_empty", "rust_empty"), ("c_base", "rust_base"), ("c_trace", "rust_trace"))
 
 
 def function_listing(funcs, fn: str, sites: set[int], path_addrs: set[tuple[str, int]]) -> list[str]:
@@ -320,14 +320,20 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
 
 
 def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tuple[str, int, str]]:
-    """(variant, instructions per iteration, the instructions) of each disabled path."""
+    """(variant, instructions per iteration, the instructions) of each disabled path; a
+    branch the path takes is marked "(taken)"."""
     sites = site_offsets(sites_map)
     out = []
     for v, path in walk_all(funcs, sites, variants).items():
         if isinstance(path, str):
             continue
-        text = "; ".join(f"{i.mnemonic}{' (NOP site)' if i.addr in sites else ''}"
+        words = []
+        for k, (fn, i) in enumerate(path):
+            nxt_fn, nxt = path[(k + 1) % len(path)]
+            branch = is_jump(i.mnemonic) or is_conditional(i.mnemonic)
+            taken = branch and i.addr not in sites and (nxt_fn, nxt.addr) != (fn, i.end)
+            words.append(f"{i.mnemonic}{' (NOP site)' if i.addr in sites else ''}"
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
-                         for _, i in path)
-        out.append((v, len(path), text))
+                         + (" (taken)" if taken else ""))
+        out.append((v, len(path), "; ".join(words)))
     return out

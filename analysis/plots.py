@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import stats
+from analysis import sites, stats
 
-VARIANT_ORDER = ["c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load",
-                 "rust_count_call"]
+VARIANT_ORDER = ["c_empty", "rust_empty", "c_base", "rust_base", "c_trace", "rust_trace",
+                 "rust_helper", "rust_load", "rust_count_call"]
 
 
 def ordered(variants) -> list[str]:
@@ -102,13 +102,64 @@ def script(meta: dict, term: str, ext: str) -> str:
 
 
 def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> list[Path]:
-    meta = write_data(samples, summary, outdir)
+    """Per-panel plots of the guest runs, and the headline figure of site costs (guest
+    and native side by side)."""
+    meta = write_data(stats.guest(samples), stats.guest(summary), outdir)
+    panels = stats.panels(summary)
+    figure = site_figure_data(sites.site_costs(summary), panels, outdir)
     made = []
     for term, ext in (("pngcairo size 900,560 font 'sans,10'", "png"), ("svg size 900,560", "svg")):
-        text = script(meta, term, ext)
+        text = script(meta, term, ext) + "\n".join(
+            [f"set terminal {term.replace('900,560', '900,760')} noenhanced"]
+            + site_figure_script(figure, panels, term, ext)) + "\n"
         (outdir / f"plots-{ext}.gp").write_text(text)
         # Relative names, run from the plot directory: the scripts hold no host paths.
         subprocess.run(["gnuplot", f"plots-{ext}.gp"], cwd=outdir, check=True,
                        capture_output=True, text=True)
         made += sorted(outdir.glob(f"*.{ext}"))
     return made
+
+
+def site_figure_data(costs: pd.DataFrame, panels, outdir: Path) -> list[tuple[str, str]]:
+    """sites-<source>.dat for the headline figure: one line per (arch, config), the C, Rust
+    and helper site costs with their intervals. Returns (source, unit) of each file made."""
+    made = []
+    for source, pick in (("guest", lambda a: not stats.is_native(a)), ("native", lambda a: a == "native")):
+        mine = costs[[pick(a) for a in costs.accel]]
+        if mine.empty:
+            continue
+        with open(outdir / f"sites-{source}.dat", "w") as f:
+            f.write("# index panel C lo hi Rust lo hi helper lo hi\n")
+            for i, (arch, config) in enumerate(panels):
+                cells = [str(i), f"{arch}/{config}"]
+                for _, variant in sites.SITES:
+                    r = mine[(mine.arch == arch) & (mine.config == config) & (mine.variant == variant)]
+                    cells += (["NaN"] * 3 if r.empty else
+                              [f"{r.cost.iloc[0]:.4f}", f"{r.lo.iloc[0]:.4f}", f"{r.hi.iloc[0]:.4f}"])
+                f.write(" ".join(cells) + "\n")
+        accels = sorted(set(mine.accel))
+        made.append((source, f"{mine.unit.iloc[0]} per call, {'/'.join(a.upper() if a != 'tcg' else 'TCG -icount' for a in accels)}"))
+    return made
+
+
+def site_figure_script(made, panels, term: str, ext: str) -> list[str]:
+    """The headline figure: one panel per source (guest instructions, native ticks)."""
+    if not made:
+        return []
+    xtics = ", ".join(f'"{a} {c}" {i}' for i, (a, c) in enumerate(panels))
+    lines = [f'set output "sites.{ext}"', f"set multiplot layout {len(made)},1 "
+             'title "The disabled tracepoint site, cost per call (site loop minus the same loop '
+             'without the site)"',
+             f"set xtics ({xtics}) norotate", "set xrange [-0.6:%f]" % (len(panels) - 0.4),
+             "set boxwidth 0.25", "set style fill solid 0.6 border -1", "set key top left",
+             'set xlabel "architecture and kernel config"', "set yrange [0:*]"]
+    for source, label in made:
+        where = "inside the guest" if source == "guest" else "natively on the host CPU, the kernel's placement"
+        lines += [f'set title "{where}"', f'set ylabel "{label}"',
+                  f'plot "sites-{source}.dat" using ($1-0.27):3 with boxes title "C trace_<name>()", '
+                  f'"" using ($1-0.27):3:4:5 with yerrorbars lc rgb "black" pt 0 notitle, '
+                  f'"" using ($1):6 with boxes title "Rust declare_trace!", '
+                  f'"" using ($1):6:7:8 with yerrorbars lc rgb "black" pt 0 notitle, '
+                  f'"" using ($1+0.27):9 with boxes title "Rust -> C helper", '
+                  f'"" using ($1+0.27):9:10:11 with yerrorbars lc rgb "black" pt 0 notitle']
+    return lines + ["unset multiplot"]

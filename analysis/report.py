@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import stats
+from analysis import sites, stats
 from analysis.plots import ordered
 
 STATE_ORDER = ("disabled", "enabled")
@@ -22,7 +22,7 @@ def ci(lo: float, hi: float) -> str:
 
 
 def verdict_table(summary: pd.DataFrame) -> str:
-    head = ("| arch | config | state | variant | per call | unit | 95% CI | net of empty loop | "
+    head = ("| arch | config | state | variant | per call | unit | 95% CI | net of baseline | "
             "site cost vs C | verdict |\n|---|---|---|---|---:|---|---|---:|---:|---|\n")
     rows = []
     for arch, config in stats.panels(summary):
@@ -74,42 +74,196 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
         "after the site, so the disabled path runs the NOP and then a `jmp` over that block; "
         "LLVM places Rust's enabled block after the loop, so the disabled path runs the NOP "
         "alone. The loops differ too: GCC tests at the top (`cmp; je; ...; jmp`), LLVM at "
-        "the bottom (`inc; cmp; jne`). Without CONFIG_JUMP_LABEL both languages load the "
-        "key count, test it and branch. On arm64 the layouts are the same, but LLVM's empty "
-        "loop spends a `mov` on the register the empty asm takes, which the trace loop does "
-        "not need, so Rust's net site cost there reads low by one: compare the per-call "
-        "costs themselves.",
+        "the bottom (`inc; cmp; jne`), which is why each language's site is measured against "
+        "its own loop without the site (`c_base`, `rust_base`). Without CONFIG_JUMP_LABEL "
+        "both languages load the key count, test it and branch. The empty loops "
+        "(`c_empty`, `rust_empty`) stay to show why they are not the baseline: on arm64 "
+        "LLVM spends a `mov` on the register the empty asm takes as input, which the trace "
+        "loop does not need; `rust_base` takes the index in and out of the same register "
+        "and needs no `mov`.",
         "",
     ]
     return out
 
 
-def headline(summary: pd.DataFrame) -> list[str]:
-    out = []
+def explain_pair(costs: pd.DataFrame, arch: str, config: str, path_rows) -> str:
+    """A sentence on why instructions and native time agree or differ for C's and Rust's
+    sites, from the instructions each site adds to its loop and the two measurements."""
+    def get(variant, native):
+        part = costs[(costs.arch == arch) & (costs.config == config) & (costs.variant == variant)]
+        part = part[[(a == "native") if native else not stats.is_native(a) for a in part.accel]]
+        return part.iloc[0] if len(part) else None
+
+    words = []
+    for label, variant in sites.SITES[:2]:
+        g, n = get(variant, False), get(variant, True)
+        if g is None:
+            continue
+        extra = sites.site_instructions(path_rows or [], variant, g.baseline)
+        what = f" ({', '.join(extra)})" if extra else ""
+        text = f"{label} adds {stats.quantity(g.cost, g.unit)}{what}"
+        if n is not None:
+            free = sites.within_noise(n.cost, n.lo, n.hi, n.noise)
+            text += (", which natively take no time beyond the noise "
+                     f"(±{n.noise:.3f} {n.unit}; measured {stats.quantity(n.cost, n.unit)})"
+                     if free else f", {stats.quantity(n.cost, n.unit)} natively")
+        words.append(text)
+    return "; ".join(words) + "." if words else ""
+
+
+def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str]:
+    """The disabled site's cost per call, C against Rust against the helper, in every unit
+    the run has, with the figure that shows it."""
+    costs = sites.site_costs(summary)
+    if costs.empty:
+        return []
+    out = [f"![the disabled site's cost per call]({rel}/plots/sites.png)", "",
+           "| arch | config | site | guest: per call | native (host CPU): per call | "
+           "native in ns |", "|---|---|---|---|---|---|"]
+    hz = native_hz(context)
     for arch, config in stats.panels(summary):
-        if config != "jump_label":
-            continue
-        part = summary[(summary.arch == arch) & (summary.config == config)
-                       & (summary.state == "disabled")].set_index("variant")
-        if not {"c_trace", "rust_trace", "rust_helper"} <= set(part.index):
-            continue
-        unit = part.loc["c_trace", "unit"]
-        out += [
-            f"- **{arch}**, CONFIG_JUMP_LABEL=y, tracepoint off: one C `trace_tpbench_hit()` "
-            f"site costs {fmt(part.loc['c_trace', 'net'])} {unit} per call on top of C's empty "
-            f"loop, one Rust `declare_trace!` site {fmt(part.loc['rust_trace', 'net'])} on top "
-            f"of Rust's: Rust **{part.loc['rust_trace', 'verdict']}** than C (whole loop "
-            f"iterations: C {fmt(part.loc['c_trace', 'per_call'])}, Rust "
-            f"{fmt(part.loc['rust_trace', 'per_call'])}). The wrapper "
-            f"approach (an out-of-line C helper per event) costs "
-            f"{fmt(part.loc['rust_helper', 'net'])}.",
-        ]
-    return out + [""] if out else []
+        for label, variant in sites.SITES:
+            part = costs[(costs.arch == arch) & (costs.config == config)
+                         & (costs.variant == variant)]
+            guest = part[[not stats.is_native(a) for a in part.accel]]
+            native = part[part.accel == "native"]
+            if guest.empty and native.empty:
+                continue
+            cell = lambda t: "" if t.empty else sites.cost_text(  # noqa: E731
+                t.cost.iloc[0], t.lo.iloc[0], t.hi.iloc[0], t.unit.iloc[0])
+            ns = "" if native.empty or not hz or native.unit.iloc[0] != stats.NATIVE_UNIT \
+                else f"{native.cost.iloc[0] / hz * 1e9:.2f}"
+            out.append(f"| {arch} | {config} | {label} | {cell(guest)} | {cell(native)} | {ns} |")
+    out.append("")
+    for arch, config in stats.panels(summary):
+        sentence = explain_pair(costs, arch, config, paths.get(f"{arch}-{config}"))
+        if sentence:
+            out.append(f"- **{arch} {config}**: {sentence}")
+    out += ["", "A site's cost is its trace loop minus the same loop without the site "
+            "(`c_base`, `rust_base`), so it is the site's own, NOP included; the helper is "
+            "measured against `rust_base`. Runs made before those loops existed use the empty "
+            "loops instead.", ""]
+    return out
 
 
-def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, str],
+def native_section(summary: pd.DataFrame, context: dict) -> list[str]:
+    """Instructions (guest) beside native time for every variant with a native measurement,
+    at each placement of .text, with the noise threshold and the alignment finding."""
+    native = stats.native(summary)
+    if native.empty:
+        return []
+    about = context.get("native_about", {})
+    hz = native_hz(context)
+    accels = sorted(set(native.accel), key=lambda a: int(a.partition("+")[2] or 0))
+    unit = native.unit.iloc[0]
+    out = ["## Native: the module's own code on the host CPU", "",
+           f"The `.text` of each measured x86_64 module, loaded into a host process with its "
+           f"relocations applied (every key reads disabled; every call out of the module is a "
+           f"trap, and none was reached), timed with the same matrix as the guest "
+           f"(`{about.get('matrix')}`), pinned to one CPU, between `lfence`-ordered TSC reads. "
+           f"Host CPU: {about.get('host_cpu')}; counter: "
+           f"{', '.join(sorted({i['counter'] for v in context.get('native', {}).values() for i in v.values()}))}"
+           f" ({next(iter(next(iter(context.get('native', {}).values()), {}).values()), {}).get('perf', '')}); "
+           f"unit: **{unit}**"
+           + (f", {hz / 1e6:.2f} MHz ({'the host kernel' if about.get('tsc_hz_kernel') else 'calibrated'})"
+              if hz else "") + ". "
+           "The per-call cost is the slope through the fastest repetition at each N; the noise "
+           f"threshold of each placement is the 95% interval of an A/A comparison (`{stats.AA_TWIN}` "
+           f"is `{stats.REFERENCE}` timed a second time in the same run).", ""]
+    for arch, config in stats.panels(native):
+        mine = native[(native.arch == arch) & (native.config == config)
+                      & (native.state == "disabled")]
+        guest = stats.guest(summary)
+        guest = guest[(guest.arch == arch) & (guest.config == config)
+                      & (guest.state == "disabled")]
+        head = " | ".join(f"{a} ({'kernel placement' if a == 'native' else '.text ' + a[6:] + ' B'})"
+                          for a in accels)
+        out += [f"### {arch} {config}", "",
+                f"| variant | guest | {head} | spread over placements |",
+                "|---|---|" + "---|" * len(accels) + "---|"]
+        for variant in ordered(mine.variant):
+            g = guest[guest.variant == variant]
+            cells = []
+            values = []
+            for a in accels:
+                r = mine[(mine.variant == variant) & (mine.accel == a)]
+                if r.empty:
+                    cells.append("")
+                    continue
+                values.append(r.per_call.iloc[0])
+                cells.append(f"{r.per_call.iloc[0]:.2f} ({ci(r.ci_lo.iloc[0], r.ci_hi.iloc[0])})")
+            gtext = "" if g.empty else f"{fmt(g.per_call.iloc[0])} {g.unit.iloc[0]}"
+            spread = f"{max(values) - min(values):.2f}" if values else ""
+            out.append(f"| `{variant}` | {gtext} | {' | '.join(cells)} | {spread} |")
+        noise = {a: mine[mine.accel == a].noise.iloc[0] for a in accels if (mine.accel == a).any()}
+        out += ["", "Noise threshold (A/A): " + ", ".join(f"{a} ±{v:.2f}" for a, v in noise.items())
+                + f" {unit} per call.", ""]
+        out += alignment_finding(mine, noise, unit)
+    return out
+
+
+def alignment_finding(mine: pd.DataFrame, noise: dict, unit: str) -> list[str]:
+    """Which variants' per-call cost moves with the placement of .text beyond the noise,
+    and whether any site verdict changes with it."""
+    moved = []
+    for variant in ordered(mine.variant):
+        rows = mine[mine.variant == variant]
+        if len(rows) < 2:
+            continue
+        spread = rows.per_call.max() - rows.per_call.min()
+        if spread > 2 * max(noise.values()):
+            lo, hi = rows.loc[rows.per_call.idxmin()], rows.loc[rows.per_call.idxmax()]
+            moved.append(f"`{variant}` by {spread:.2f} ({lo.accel} {lo.per_call:.2f}, "
+                         f"{hi.accel} {hi.per_call:.2f})")
+    verdicts = {}
+    for r in mine[mine.variant.isin(["rust_trace", "rust_helper"])].itertuples():
+        kind = next((k for k in ("more", "less", "matches", "within noise") if k in r.verdict),
+                    r.verdict)
+        verdicts.setdefault(r.variant, set()).add(
+            {"more": "costs more", "less": "costs less", "matches": "matches C"}.get(kind, kind))
+    text = ("Alignment: " + ("the per-call cost depends on where `.text` sits in its page, "
+                             "beyond twice the largest noise threshold, for " + "; ".join(moved)
+                             if moved else "no variant's per-call cost moves with the placement "
+                             "of `.text` beyond twice the largest noise threshold") + ". ")
+    for variant, seen in sorted(verdicts.items()):
+        text += (f"`{variant}` against C: {' / '.join(sorted(seen))} across placements. ")
+    return [text.strip(), ""]
+
+
+def sources(summary: pd.DataFrame, context: dict) -> list[str]:
+    """Where this run's numbers come from, and which sources it lacks and why."""
+    out = ["Sources in this run:", ""]
+    for name, c in context["configs"].items():
+        unit = stats.unit_of(c["accel"])
+        out.append(f"- {name}: guest under {c['accel'].upper()} ({unit}); {c['accel_reason']}")
+    native = stats.native(summary)
+    done = {f"{a}/{c}" for a, c in stats.panels(native)} if not native.empty else set()
+    for name in context["configs"]:
+        if name in done:
+            out.append(f"- {name}: native on the host CPU ({native.unit.iloc[0]}), at the "
+                       f"kernel's placement and {len(set(native.accel)) - 1} shifted ones")
+        else:
+            out.append(f"- {name}: no native measurement (the native stage runs modules of "
+                       "the host's architecture, x86_64, only)")
+    return out + [""]
+
+
+def native_hz(context: dict) -> float | None:
+    """The TSC frequency for converting native ticks: the host kernel's own value where it
+    was readable, the harness's calibration otherwise."""
+    about = context.get("native_about") or {}
+    if about.get("tsc_hz_kernel"):
+        return float(about["tsc_hz_kernel"])
+    for per_shift in (context.get("native") or {}).values():
+        for info in per_shift.values():
+            return float(info["tsc_hz_calibrated"])
+    return None
+
+
+def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str, str],
            checks: dict[str, str], repo_root: Path, paths=None) -> str:
     rel = run.relative_to(repo_root)
+    summary = stats.guest(everything)
     accel = sorted({c["accel"] for c in context["configs"].values()})
     units = sorted(set(summary.unit))
     incomplete = "" if context.get("complete") else (
@@ -126,12 +280,16 @@ def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, s
         + f". Raw samples: [`{rel}/samples.csv`]({rel}/samples.csv), context: "
         f"[`{rel}/context.json`]({rel}/context.json).",
         "",
-        "## Headline",
+        "## Headline: the disabled site, per call",
         "",
-        *headline(summary),
-        "\"site cost vs C\" is (variant − its language's empty loop) − (`c_trace` − `c_empty`): "
-        "the cost of the tracepoint site itself, compared with C's on the same architecture "
-        "and config. The verdict calls a difference real only when its whole 95% interval "
+        *headline(everything, context, paths or {}, rel),
+        *sources(everything, context),
+        "## Inside the guest",
+        "",
+        "\"net of baseline\" is the variant minus its language's loop without the site "
+        "(`c_base`/`rust_base`; the empty loop in older runs); \"site cost vs C\" is that "
+        "minus `c_trace`'s: the cost of the tracepoint site itself, compared with C's on the "
+        "same architecture and config. The verdict calls a difference real only when its whole 95% interval "
         "lies beyond the noise threshold "
         f"({', '.join(f'{a}: {stats.NOISE.get(a, 0.5):g} {stats.UNITS.get(a)}' for a in accel)} "
         "per call).",
@@ -149,6 +307,7 @@ def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, s
             lines += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)",
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
+    lines += native_section(everything, context)
     lines += explained(paths or {}, summary)
     lines += ["## Generated code", ""]
     for tag in sorted(codegen, key=lambda t: (not t.startswith("x86_64"), t)):
@@ -161,8 +320,11 @@ def render(run: Path, summary: pd.DataFrame, context: dict, codegen: dict[str, s
         "",
         "- `bench-module/` is one module of C and Rust objects with its own trace event. Each "
         "variant is a `noinline` loop that calls its site N times with the loop index as "
-        "argument: `c_empty`/`rust_empty` (the loop alone; an empty asm takes the index in a "
-        "register, as the sites do, without a store), `c_trace` (the real 6.12 "
+        "argument: `c_base`/`rust_base` (the trace loop without its site: an empty asm that "
+        "claims to update the index in its register, so the loop keeps counting up as the "
+        "trace loop does, without a copy or a store; every site cost is measured against "
+        "these), `c_empty`/`rust_empty` (the earlier baselines: an empty asm takes the index "
+        "as an input), `c_trace` (the real 6.12 "
         "`trace_tpbench_hit()`), `rust_trace` (`declare_trace!`), `rust_helper` (Rust calls an "
         "out-of-line C function that calls `trace_tpbench_hit()`), `rust_load` (Rust reads the "
         "key count with an inline atomic load), `rust_count_call` (the generic path before "

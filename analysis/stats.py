@@ -1,8 +1,9 @@
 """Statistics over a run's samples.csv: pure functions over pandas frames.
 
-A sample is the TSC delta of one timed call of a loop of N iterations. The
-per-call cost is the least-squares slope of cycles over N, so the constant
-cost of the call and the timer drops out. N=0 is left out of the fit: there
+A sample is the counter delta of one timed call of a loop of N iterations.
+The per-call cost is the least-squares slope over N of the fastest sample at
+each N, so the constant cost of the call and the timer drops out, and so does
+time the machine spent elsewhere. N=0 is left out of the fit: there
 the Rust loops return before setting up the loop, a different path.
 """
 
@@ -11,12 +12,30 @@ import pandas as pd
 
 GROUP = ["arch", "config", "accel", "variant", "state"]
 UNITS = {"tcg": "instructions", "kvm": "cycles"}
-EMPTY_OF = {"c": "c_empty", "rust": "rust_empty"}
+# The unit of native samples without hardware counters (the runner records which).
+NATIVE_UNIT = "TSC ticks"
+# A site's cost is measured against the same loop without the site (`*_base`); runs made
+# before those variants existed fall back to the empty loops.
+BASE_OF = {"c": ("c_base", "c_empty"), "rust": ("rust_base", "rust_empty")}
 REFERENCE = "c_trace"
+# The native stage times the reference twice; the second copy's name. The spread of the
+# difference between the two (an A/A comparison) is that run's noise threshold.
+AA_TWIN = "aa_" + REFERENCE
 BOOTSTRAP = 2000
 # Under TCG with -icount every sample repeats exactly, so any difference is real;
 # under KVM, differences within this many cycles per call are called noise.
 NOISE = {"tcg": 0.0, "kvm": 0.5}
+
+
+def is_native(accel: str) -> bool:
+    """'native' (the kernel's placement) and 'native+16' etc. (.text shifted in its page)."""
+    return accel.split("+", 1)[0] == "native"
+
+
+def unit_of(accel: str, units: dict | None = None) -> str:
+    if units and accel in units:
+        return units[accel]
+    return NATIVE_UNIT if is_native(accel) else UNITS.get(accel, "cycles")
 # Fits are rounded to this many decimals: below it is floating-point residue, not data.
 DECIMALS = 9
 
@@ -33,19 +52,29 @@ def slope(n: np.ndarray, cycles: np.ndarray) -> float:
     return round(float((dn * (cycles - cycles.mean())).sum() / (dn * dn).sum()), DECIMALS)
 
 
+def floor_slope(group: pd.DataFrame) -> float:
+    """The per-call cost: the least-squares slope through the fastest sample at each N.
+
+    A sample can only be slowed down by what else the machine does (another tenant, an
+    interrupt, a sibling thread), never sped up, so the fastest repetition is the one
+    closest to the code's own cost. Under TCG -icount all repetitions are equal and this
+    is the plain least-squares slope."""
+    floor = group.groupby("n").cycles.min()
+    return slope(floor.index.to_numpy(), floor.to_numpy())
+
+
 def bootstrap_slopes(group: pd.DataFrame, rng: np.random.Generator, b: int = BOOTSTRAP) -> np.ndarray:
-    """Slopes of `b` resamples: at each N, the repetitions are drawn with replacement."""
-    parts = [g.cycles.to_numpy(dtype=float) for _, g in group.groupby("n")]
-    ns = [float(n) for n, _ in group.groupby("n")]
-    draws_n, draws_c = [], []
-    for n, values in zip(ns, parts):
+    """`floor_slope` of `b` resamples: at each N, the repetitions are drawn with replacement."""
+    ns, floors = [], []
+    for n, g in group.groupby("n"):
+        values = g.cycles.to_numpy(dtype=float)
         idx = rng.integers(0, len(values), size=(b, len(values)))
-        draws_c.append(values[idx])
-        draws_n.append(np.full((b, len(values)), n))
-    x = np.concatenate(draws_n, axis=1)
-    y = np.concatenate(draws_c, axis=1)
-    dx = x - x.mean(axis=1, keepdims=True)
-    slopes = (dx * (y - y.mean(axis=1, keepdims=True))).sum(axis=1) / (dx * dx).sum(axis=1)
+        ns.append(float(n))
+        floors.append(values[idx].min(axis=1))
+    x = np.array(ns)
+    y = np.stack(floors, axis=1)
+    dx = x - x.mean()
+    slopes = (dx * (y - y.mean(axis=1, keepdims=True))).sum(axis=1) / (dx * dx).sum()
     return np.round(slopes, DECIMALS)
 
 
@@ -82,6 +111,28 @@ def interval(draws: np.ndarray) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def number(x: float) -> str:
+    """An exact count as it is ("2"), a measured time to two decimals ("0.70")."""
+    if float(x).is_integer():
+        return f"{x:g}"
+    text = f"{x:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def quantity(x: float, unit: str) -> str:
+    """ "1 instruction", "2 instructions", "0.70 TSC ticks"."""
+    return f"{number(x)} {unit.rstrip('s') if x == 1 else unit}"
+
+
+def guest(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows measured inside a guest (TCG or KVM), without the native ones."""
+    return table[[not is_native(a) for a in table.accel]]
+
+
+def native(table: pd.DataFrame) -> pd.DataFrame:
+    return table[[is_native(a) for a in table.accel]]
+
+
 def verdict(diff: float, lo: float, hi: float, noise: float, unit: str) -> str:
     """Compares a difference to C with its interval [lo, hi] and the noise threshold.
 
@@ -94,50 +145,87 @@ def verdict(diff: float, lo: float, hi: float, noise: float, unit: str) -> str:
         word = "more" if diff > 0 else "less"
         a, b = sorted((abs(lo), abs(hi)))
         ci = "" if lo == hi else f" (CI {a:.2f}..{b:.2f})"
-        noun = unit.rstrip("s") if abs(diff) == 1 else unit
-        return f"costs {abs(diff):g} {noun} {word} per call{ci}"
+        return f"costs {quantity(abs(diff), unit)} {word} per call{ci}"
     return f"within noise (CI {lo:.2f}..{hi:.2f})"
 
 
-def summarize(samples: pd.DataFrame, seed: int = 1) -> pd.DataFrame:
+def baseline_of(variant: str, present) -> str | None:
+    """The loop `variant` is measured against: its language's loop without the site."""
+    for name in BASE_OF.get(language(variant), ()):
+        if name in present:
+            return name
+    return None
+
+
+def noise_threshold(draws: dict, group: tuple, accel: str) -> float:
+    """Per-call differences within +-this are noise. Native: the larger end of the 95%
+    interval of the A/A difference (the reference against its twin, timed alike);
+    guests: the constant of NOISE."""
+    arch, config, _, state = group
+    ref, twin = ((arch, config, accel, v, state) for v in (REFERENCE, AA_TWIN))
+    if ref in draws and twin in draws:
+        lo, hi = interval(np.round(draws[ref] - draws[twin], DECIMALS))
+        return max(abs(lo), abs(hi))
+    return NOISE.get(accel, 0.5)
+
+
+def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -> pd.DataFrame:
     """One row per (arch, config, accel, variant, state) with slopes, intervals and verdicts;
-    the unit follows the accelerator (instructions under TCG -icount, cycles under KVM)."""
+    the unit follows the accelerator (instructions under TCG -icount, cycles under KVM,
+    TSC ticks or cycles natively: `units` overrides)."""
     rng = np.random.default_rng(seed)
     fit = samples[samples.n > 0]
     draws, rows = {}, []
     for key, g in fit.groupby(GROUP, sort=False):
         draws[key] = bootstrap_slopes(g, rng)
         mild, severe = tukey_outliers(per_call_samples(samples_of(samples, key)))
-        rows.append(dict(zip(GROUP, key), per_call=slope(g.n, g.cycles),
+        rows.append(dict(zip(GROUP, key), per_call=floor_slope(g),
                          ci_lo=interval(draws[key])[0], ci_hi=interval(draws[key])[1],
                          mild_outliers=mild, severe_outliers=severe,
                          first_rep_outlier=first_rep_outlier(g), reps=g.rep.nunique(),
                          ns=",".join(str(n) for n in sorted(g.n.unique()))))
     out = pd.DataFrame(rows)
-    net, net_lo, net_hi, d, d_lo, d_hi, verdicts = [], [], [], [], [], [], []
+    present = {}
+    for key in draws:
+        present.setdefault((key[0], key[1], key[2], key[4]), set()).add(key[3])
+    noise = {g: noise_threshold(draws, g, g[2]) for g in present}
+    net, net_lo, net_hi, d, d_lo, d_hi, verdicts, bases = [], [], [], [], [], [], [], []
     for _, r in out.iterrows():
         key = tuple(r[c] for c in GROUP)
         arch, cfg, accel, variant, state = key
-        empty = (arch, cfg, accel, EMPTY_OF[language(variant)], state)
-        ref, ref_empty = (arch, cfg, accel, REFERENCE, state), (arch, cfg, accel, "c_empty", state)
-        net_draws = np.round(draws[key] - draws[empty], DECIMALS)
-        net.append(round(r.per_call - out_value(out, empty), DECIMALS))
+        group = (arch, cfg, accel, state)
+        base_name = baseline_of(variant, present[group])
+        c_base = baseline_of(REFERENCE, present[group])
+        ref = (arch, cfg, accel, REFERENCE, state)
+        bases.append(base_name or "")
+        if base_name is None or variant in (base_name, AA_TWIN) or variant.endswith("_empty") \
+                or variant.endswith("_base"):
+            net.append(np.nan); net_lo.append(np.nan); net_hi.append(np.nan)
+            d.append(np.nan); d_lo.append(np.nan); d_hi.append(np.nan)
+            verdicts.append(f"A/A twin of {REFERENCE}" if variant == AA_TWIN else "baseline")
+            continue
+        base = (arch, cfg, accel, base_name, state)
+        net_draws = np.round(draws[key] - draws[base], DECIMALS)
+        net.append(round(r.per_call - out_value(out, base), DECIMALS))
         net_lo.append(interval(net_draws)[0])
         net_hi.append(interval(net_draws)[1])
-        if ref in draws and not variant.endswith("_empty"):
-            ref_net = out_value(out, ref) - out_value(out, ref_empty)
-            diff_draws = np.round(net_draws - (draws[ref] - draws[ref_empty]), DECIMALS)
+        if ref in draws and c_base is not None:
+            ref_base = (arch, cfg, accel, c_base, state)
+            ref_net = out_value(out, ref) - out_value(out, ref_base)
+            diff_draws = np.round(net_draws - (draws[ref] - draws[ref_base]), DECIMALS)
             lo, hi = interval(diff_draws)
             diff = round(net[-1] - ref_net, DECIMALS)
             d.append(diff); d_lo.append(lo); d_hi.append(hi)
             verdicts.append("reference" if variant == REFERENCE else
-                            verdict(diff, lo, hi, NOISE.get(accel, 0.5), UNITS.get(accel, "cycles")))
+                            verdict(diff, lo, hi, noise[group], unit_of(accel, units)))
         else:
             d.append(np.nan); d_lo.append(np.nan); d_hi.append(np.nan)
-            verdicts.append("baseline")
+            verdicts.append("no reference")
+    out["baseline"] = bases
     out["net"], out["net_lo"], out["net_hi"] = net, net_lo, net_hi
     out["diff_c"], out["diff_lo"], out["diff_hi"], out["verdict"] = d, d_lo, d_hi, verdicts
-    out["unit"] = [UNITS.get(a, "cycles") for a in out.accel]
+    out["noise"] = [noise[(r.arch, r.config, r.accel, r.state)] for r in out.itertuples()]
+    out["unit"] = [unit_of(a, units) for a in out.accel]
     return out
 
 

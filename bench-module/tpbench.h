@@ -15,8 +15,10 @@ void tpbench_trace_helper(unsigned long i);
 int tpbench_key_count(struct static_key *key);
 
 void tpbench_c_empty(unsigned long n);
+void tpbench_c_base(unsigned long n);
 void tpbench_c_trace(unsigned long n);
 void tpbench_rust_empty(unsigned long n);
+void tpbench_rust_base(unsigned long n);
 void tpbench_rust_trace(unsigned long n);
 void tpbench_rust_helper(unsigned long n);
 void tpbench_rust_load(unsigned long n);

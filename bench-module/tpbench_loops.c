@@ -21,6 +21,20 @@ noinline void tpbench_c_empty(unsigned long n)
 		asm volatile("" : : "r" (i));
 }
 
+/*
+ * tpbench_c_trace() without its site, so that c_trace - c_base is what the
+ * site costs, NOP included. The empty asm emits nothing; it claims to
+ * update the index in its register, which keeps the index counting up as
+ * in the trace loop (whose site needs it as the argument) without a copy.
+ */
+noinline void tpbench_c_base(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		asm volatile("" : "+r" (i));
+}
+
 /* The real 6.12 trace_<event>(): C's static branch, untouched. */
 noinline void tpbench_c_trace(unsigned long n)
 {

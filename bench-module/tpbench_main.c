@@ -76,6 +76,8 @@ struct tpbench_variant {
 static const struct tpbench_variant tpbench_variants[] = {
 	{ "c_empty",	 tpbench_c_empty,	false },
 	{ "rust_empty",	 tpbench_rust_empty,	false },
+	{ "c_base",	 tpbench_c_base,	false },
+	{ "rust_base",	 tpbench_rust_base,	false },
 	{ "c_trace",	 tpbench_c_trace,	true },
 	{ "rust_trace",	 tpbench_rust_trace,	true },
 	{ "rust_helper", tpbench_rust_helper,	true },
@@ -85,7 +87,7 @@ static const struct tpbench_variant tpbench_variants[] = {
 
 static const char * const tpbench_states[] = { "disabled", "enabled" };
 
-static char *variants = "c_empty,rust_empty,c_trace,rust_trace,rust_helper,rust_load,rust_count_call";
+static char *variants = "c_empty,rust_empty,c_base,rust_base,c_trace,rust_trace,rust_helper,rust_load,rust_count_call";
 module_param(variants, charp, 0444);
 MODULE_PARM_DESC(variants, "comma-separated variants to time");
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from runner import config as cfg
-from runner import bench, world
+from runner import bench, native, world
 
 
 def validate(args) -> None:
@@ -111,6 +111,13 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_native(args) -> int:
+    """The native stage: the run's modules of this host's architecture, timed on its CPU."""
+    rows = native.measure_run(Path(args.run))
+    world.say(f"[tpbench] native: {len(rows)} samples added to {Path(args.run) / 'samples.csv'}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m runner")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -137,11 +144,14 @@ def main(argv=None) -> int:
     p.add_argument("--reps", default=str(defaults.reps))
     p.add_argument("--warmup", default=str(defaults.warmup))
     p.add_argument("--data", default=str(bench.DATA))
+    p = sub.add_parser("native", help="time a run's modules on the host CPU (x86_64 hosts)")
+    p.add_argument("--run", required=True, help="the run directory, data/<run-id>")
     args = parser.parse_args(argv)
     try:
         validate(args)
         commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
-                    "bench": cmd_bench, "check-series": cmd_check_series}
+                    "bench": cmd_bench, "check-series": cmd_check_series,
+                    "native": cmd_native}
         return commands[args.command](args)
     except world.Failure as e:
         world.say(f"[tpbench] error: {e}")

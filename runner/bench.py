@@ -19,8 +19,8 @@ from runner import console, world
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
 SCHEMA_VERSION = 2
-VARIANTS = ("c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load",
-            "rust_count_call")
+VARIANTS = ("c_empty", "rust_empty", "c_base", "rust_base", "c_trace", "rust_trace",
+            "rust_helper", "rust_load", "rust_count_call")
 STATES = ("disabled", "enabled")
 MAX_N = 1_000_000
 MAX_REPS = 1000

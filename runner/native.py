@@ -18,6 +18,8 @@ Loading is pure (bytes in, image out); running the harness is the only side
 effect. Nothing here touches the host kernel.
 """
 
+import json
+import os
 import platform
 import re
 import struct
@@ -25,11 +27,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
+from runner import bench, world
 from runner import config as cfg
-from runner import world
 
 HARNESS_SOURCE = cfg.REPO / "native" / "tpbench_native.c"
 BASE = 0x1000_0000          # below 2 GiB, for R_X86_64_32S
@@ -50,6 +53,9 @@ PATCHED_AT_LOAD = (".altinstructions", ".retpoline_sites", ".return_sites", ".ca
 R_X86_64_64, R_X86_64_PC32, R_X86_64_PLT32 = 1, 2, 4
 R_X86_64_32, R_X86_64_32S, R_X86_64_PC64 = 10, 11, 24
 CALL_OPCODES = (0xE8, 0xE9)   # call rel32, jmp rel32
+# The reference loop is timed twice, the second time under this name: the spread of the
+# difference between the two copies is the run's noise (analysis.stats reads the name).
+AA_TWIN, AA_OF = "aa_c_trace", "c_trace"
 
 
 class ModuleError(world.Failure):
@@ -78,6 +84,9 @@ class ModuleCode:
     relocs: list[tuple[int, int, str, str, int, int]]
     section_sizes: dict[str, int]
     patched_at_load: list[tuple[str, int]] = field(default_factory=list)   # (section, .text offset)
+    # .text offsets of the branches and calls the assembler resolved itself (no relocation:
+    # a static function of the same section), with their targets
+    local_branches: list[tuple[int, int]] = field(default_factory=list)
 
 
 def read_module(path: Path) -> ModuleCode:
@@ -133,11 +142,27 @@ def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
             if sym["st_shndx"] == text_index:
                 patched.append((name, sym["st_value"] + r["r_addend"]))
     sizes = {s.name: s["sh_size"] for s in elf.iter_sections() if s["sh_flags"] & 2}  # SHF_ALLOC
-    return ModuleCode(path, arch, text_sec.data(), functions, relocs, sizes, patched)
+    code = ModuleCode(path, arch, text_sec.data(), functions, relocs, sizes, patched)
+    if arch == "x86_64":
+        relocated = {off - 1 for off, *_ in relocs}
+        code.local_branches = [(at, target) for at, target in direct_branches(path)
+                               if at not in relocated]
+    return code
+
+
+_BRANCH = re.compile(r"^\s*([0-9a-f]+):\s+(?:call|j[a-z]+)\s+([0-9a-f]+) <")
+
+
+def direct_branches(path: Path) -> list[tuple[int, int]]:
+    """(offset, target) of every direct call and jump in .text, from objdump."""
+    listing = subprocess.run(["objdump", "-d", "-j", ".text", "--no-show-raw-insn", str(path)],
+                             capture_output=True, text=True).stdout
+    return [(int(m.group(1), 16), int(m.group(2), 16))
+            for m in map(_BRANCH.match, listing.splitlines()) if m]
 
 
 def loop_symbol(variant: str) -> str:
-    return f"tpbench_{variant}"
+    return f"tpbench_{AA_OF if variant == AA_TWIN else variant}"
 
 
 def function_at(code: ModuleCode, offset: int) -> str | None:
@@ -156,12 +181,11 @@ def reachable(code: ModuleCode, root: str) -> set[str]:
             continue
         seen.add(fn)
         start, size = code.functions[fn]
-        for off, _, name, kind, value, addend in code.relocs:
-            if start <= off < start + size and kind == "text" and is_branch(code, off):
-                # A call's target: symbol + addend + 4 (the addend is relative to the next insn).
-                target = function_at(code, value + addend + 4)
-                if target:
-                    todo.append(target)
+        targets = [t for at, t in code.local_branches if start <= at < start + size]
+        # A relocated call's target: symbol + addend + 4 (the addend counts from the next insn).
+        targets += [value + addend + 4 for off, _, _, kind, value, addend in code.relocs
+                    if start <= off < start + size and kind == "text" and is_branch(code, off)]
+        todo += [f for f in map(lambda t: function_at(code, t), targets) if f and f != fn]
     return seen
 
 
@@ -184,10 +208,12 @@ def check_runnable(code: ModuleCode, variants) -> list[str]:
         problems.append(f"{code.path}: no function {', '.join(missing)} in .text; is it a "
                         "tpbench module of this checkout? Rebuild it with make bench")
         return problems
+    flagged = set()
     for v in variants:
         for fn in sorted(reachable(code, loop_symbol(v))):
             for section, off in code.patched_at_load:
-                if function_at(code, off) == fn:
+                if function_at(code, off) == fn and (fn, section) not in flagged:
+                    flagged.add((fn, section))
                     problems.append(f"{code.path}: {fn} (run by {v}) has a site in {section} "
                                     f"at .text+{off:#x} that the kernel rewrites at load time; "
                                     "its native timing would not be the kernel's code")
@@ -321,8 +347,8 @@ def kernel_tsc_hz() -> float | None:
     """The TSC frequency the host kernel detected or refined, from its log, if readable."""
     log = world.output_of(["dmesg"])
     found = None
-    for m in re.finditer(r"tsc: (?:Refined TSC clocksource calibration|Detected): "
-                         r"?([\d.]+) MHz", log):
+    for m in re.finditer(r"tsc: (?:Refined TSC clocksource calibration: |Detected )"
+                         r"([\d.]+) MHz", log):
         found = float(m.group(1)) * 1e6
     return found
 
@@ -345,3 +371,144 @@ def run_module(ko: Path, variants, ns, reps: int, warmup: int, shift: int,
         raise world.Failure(f"{ko.name} at .text+{shift}: " + (proc.stderr.strip() or
                             f"tpbench_native exited with status {proc.returncode}"))
     return parse_output(proc.stdout)
+
+
+# ---------------------------------------------------------------------------
+# The stage: every module of a run directory that this host can run.
+
+
+def module_tag(ko: Path) -> tuple[str, str] | None:
+    """(arch, config) of data/<run>/tpbench-<arch>-<config>.ko, or None for another name."""
+    stem = ko.stem.removeprefix("tpbench-")
+    for arch in MACHINES.values():
+        if stem.startswith(arch + "-"):
+            return arch, stem[len(arch) + 1:]
+    return None
+
+
+def guest_matrix(context: dict) -> dict:
+    """The matrix the guests ran (module parameters in context.json), for the native stage."""
+    params = dict(a.split("=", 1) for a in context.get("module_params", []))
+    try:
+        return {"variants": [v for v in params["variants"].split(",") if v],
+                "ns": [int(n) for n in params["ns"].split(",")],
+                "reps": int(params["reps"]), "warmup": int(params["warmup"])}
+    except (KeyError, ValueError) as e:
+        raise world.Failure(f"context.json: module_params lack a usable {e}; "
+                            "is this a run directory made by make bench?") from None
+
+
+def plan(run: Path) -> tuple[dict, list[tuple[Path, str, str]], list[str]]:
+    """Checks a run directory before anything is timed or written: (context, the modules to
+    run as (path, arch, config), the skipped ones with why). Raises Failure on bad input."""
+    ctx_path = run / "context.json"
+    if not ctx_path.exists():
+        raise world.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
+    try:
+        context = json.loads(ctx_path.read_text())
+    except json.JSONDecodeError as e:
+        raise world.Failure(f"{ctx_path}: not valid JSON ({e}); the run is damaged") from None
+    modules = sorted(run.glob("tpbench-*.ko"))
+    if not modules:
+        raise world.Failure(f"{run}: no tpbench-<arch>-<config>.ko in the run directory; "
+                            "the native stage times the modules a guest run measured: "
+                            "run make bench first")
+    matrix = guest_matrix(context)
+    todo, skipped = [], []
+    for ko in modules:
+        tag = module_tag(ko)
+        if tag is None:
+            raise world.Failure(f"{ko}: the name is not tpbench-<arch>-<config>.ko; "
+                                "rename it or remove it from the run directory")
+        code = read_module(ko)
+        if code.arch != tag[0]:
+            raise world.Failure(f"{ko}: the name says {tag[0]} but the file is {code.arch}; "
+                                "the run directory is damaged")
+        if code.arch != host_arch() or code.arch != "x86_64":
+            skipped.append(f"{ko.name}: an {code.arch} module; this host is {host_arch()} "
+                           "and the native stage runs x86_64 modules on x86_64 hosts only")
+            continue
+        problems = check_runnable(code, matrix["variants"])
+        if problems:
+            raise ModuleError("; ".join(problems))
+        todo.append((ko, *tag))
+    return context, todo, skipped
+
+
+def time_module(ko: Path, arch: str, config: str, variants, matrix: dict, shifts, work: Path,
+                cpu: int, run: Path, rows: list) -> dict:
+    """One module at every placement; adds its samples to `rows`, returns what the context
+    records of it."""
+    per_shift = {}
+    for shift in shifts:
+        out = run_module(ko, variants + [AA_TWIN], matrix["ns"], matrix["reps"],
+                         matrix["warmup"], shift, work, cpu)
+        accel = accel_name(shift)
+        rows += [dict(arch=arch, config=config, accel=accel, state="disabled", **s)
+                 for s in out.samples]
+        per_shift[accel] = {"counter": out.counter, "cpu": out.cpu,
+                            "tsc_hz_calibrated": round(out.tsc_hz),
+                            "perf": out.perf_reason or "hardware counters in use",
+                            "text_address": hex(BASE + shift)}
+        if out.instructions:
+            pd.DataFrame(out.instructions).to_csv(
+                run / f"native-instructions-{arch}-{config}-{accel}.csv", index=False)
+    return per_shift
+
+
+def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
+                matrix_override: dict | None = None) -> list[dict]:
+    """Times every runnable module of `run` at every placement and merges the samples into
+    run/samples.csv (replacing that module's earlier native samples, so running again adds
+    nothing twice). Returns the new rows."""
+    context, todo, skipped = plan(run)
+    for line in skipped:
+        world.say(f"[tpbench] native: skipped {line}")
+    if not todo:
+        return []
+    matrix = dict(guest_matrix(context), **(matrix_override or {}))
+    variants = matrix["variants"]
+    rows, info = [], {}
+    work = cfg.cache_root() / "native" / run.name
+    # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
+    cpu = max(os.sched_getaffinity(0)) if cpu is None else cpu
+    try:
+        for ko, arch, config in todo:
+            with world.Stage(f"native {arch}/{config} on the host CPU"):
+                info[f"{arch}/{config}"] = time_module(ko, arch, config, variants, matrix,
+                                                       shifts, work, cpu, run, rows)
+    except BaseException as e:
+        # The guests' samples stay as they were; the run says what the native stage lacks.
+        context["complete"] = False
+        context["incomplete_reason"] = ("native stage: " + ("interrupted (Ctrl-C)"
+                                        if isinstance(e, KeyboardInterrupt)
+                                        else str(e).splitlines()[0]))
+        bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+        raise
+    counters = {p["counter"] for v in info.values() for p in v.values()}
+    unit = "cycles" if counters == {"tsc+perf"} else "TSC ticks"
+    samples_path = run / "samples.csv"
+    old = pd.read_csv(samples_path) if samples_path.exists() else pd.DataFrame()
+    if not old.empty:
+        done = {(a, c) for _, a, c in todo}
+        keep = [not (str(r.accel).startswith("native") and (r.arch, r.config) in done)
+                for r in old.itertuples()]
+        old = old[keep]
+    merged = pd.concat([old, pd.DataFrame(rows)], ignore_index=True)[list(bench.CSV_COLUMNS)]
+    bench.write_atomically(samples_path, merged.to_csv(index=False, lineterminator="\n"))
+    context.setdefault("units", {}).update({accel_name(s): unit for s in shifts})
+    context["native"] = dict(context.get("native", {}), **info)
+    context["native_about"] = {
+        "harness": f"native/tpbench_native.c, sha {cfg.digest([HARNESS_SOURCE.read_bytes()])}",
+        "host_cpu": bench.host_cpu(),
+        "tsc_hz_kernel": kernel_tsc_hz(),
+        "matrix": matrix,
+        "aa_twin": f"{AA_TWIN}: {AA_OF} timed a second time",
+        "shifts": list(shifts),
+    }
+    if str(context.get("incomplete_reason")).startswith("native stage:"):
+        # This stage failed before and has now run through: the run is whole again.
+        context["complete"], context["incomplete_reason"] = True, None
+    bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+    return rows
+

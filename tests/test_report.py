@@ -38,7 +38,10 @@ def test_report_carries_the_numbers_of_the_run(run):
                   & (summary.variant == "rust_trace")].iloc[0]
     assert (f"| x86_64 | jump_label | disabled | `rust_trace` | {row.per_call:g} | instructions "
             f"| exact | {row.net:g} |") in text
-    assert "Rust **costs 1 instruction less per call** than C" in text
+    assert "| x86_64 | jump_label | Rust declare_trace! | 1 instruction (exact) |  |  |" in text
+    assert "| x86_64 | jump_label | C trace_<name>() | 2 instructions (exact) |" in text
+    assert "| `rust_trace` | 4 | instructions | exact | 1 | -1 | costs 1 instruction less" in text
+    assert "no native measurement" in text and "plots/sites.png" in text
     assert "run-short/samples.csv" in text and "## Provenance" in text
     assert "<tpbench_c_trace>:" in text      # the codegen listing is in
     assert "INCOMPLETE" not in text

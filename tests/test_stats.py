@@ -62,13 +62,62 @@ def test_summary_net_and_difference_to_c():
     (1.0, 1.0, 1.0, 0.0, "costs 1 cycle more per call"),
     (-2.0, -2.0, -2.0, 0.0, "costs 2 cycles less per call"),
     (0.2, -0.4, 0.5, 0.5, "matches C"),                 # inside the threshold, edges included
-    (0.7, 0.6, 0.8, 0.5, "costs 0.7 cycles more per call (CI 0.60..0.80)"),
-    (-0.7, -0.8, -0.6, 0.5, "costs 0.7 cycles less per call (CI 0.60..0.80)"),
+    (0.7, 0.6, 0.8, 0.5, "costs 0.70 cycles more per call (CI 0.60..0.80)"),
+    (-0.7, -0.8, -0.6, 0.5, "costs 0.70 cycles less per call (CI 0.60..0.80)"),
     (0.4, -0.2, 0.9, 0.5, "within noise (CI -0.20..0.90)"),
     (0.5, 0.5, 0.6, 0.5, "within noise (CI 0.50..0.60)"),   # lo on the edge: not beyond it
 ])
 def test_verdict_edges(diff, lo, hi, noise, expected):
     assert stats.verdict(diff, lo, hi, noise, "cycles") == expected
+
+
+def test_site_cost_is_measured_against_the_loop_without_the_site():
+    """With c_base/rust_base in the run, the empty loops are no longer the baselines."""
+    df = exact_run({"c_empty": 4, "rust_empty": 4, "c_base": 4, "rust_base": 3, "c_trace": 6,
+                    "rust_trace": 4, "rust_helper": 7})
+    t = stats.summarize(df).set_index("variant")
+    assert t.loc["rust_trace", "baseline"] == "rust_base"
+    assert t.loc["rust_trace", "net"] == 1 and t.loc["c_trace", "net"] == 2
+    assert t.loc["rust_helper", "net"] == 4                      # against rust_base too
+    assert t.loc["rust_trace", "verdict"] == "costs 1 instruction less per call"
+    assert t.loc["rust_empty", "verdict"] == "baseline" and pd.isna(t.loc["rust_empty", "net"])
+
+
+def test_per_call_cost_is_the_slope_of_the_fastest_samples():
+    """A rep slowed by the machine moves the least-squares slope, not the floor's."""
+    df = exact_run({"c_trace": 6}, ns=(1, 10, 100, 1000), reps=7)
+    df.loc[(df.rep == 3) & (df.n == 1000), "cycles"] += 5000
+    assert stats.floor_slope(df[df.n > 0]) == pytest.approx(6.0)
+    assert stats.slope(df.n, df.cycles) > 6.5
+
+
+def noisy_native(costs, spread, reps=31, seed=5):
+    """Native-like samples: base + cost * n plus a non-negative delay per sample."""
+    rng = np.random.default_rng(seed)
+    rows = [("x86_64", "jump_label", "native", v, "disabled", n, r,
+             200 + c * n + rng.exponential(spread))
+            for v, c in costs.items() for n in (1, 10, 100, 1000, 10000) for r in range(reps)]
+    return frame(rows)
+
+
+def test_native_noise_threshold_comes_from_the_a_a_twin():
+    quiet = stats.summarize(noisy_native({"c_base": 1, "c_trace": 2, stats.AA_TWIN: 2}, 5))
+    loud = stats.summarize(noisy_native({"c_base": 1, "c_trace": 2, stats.AA_TWIN: 2}, 4000))
+    assert 0 < quiet.noise.iloc[0] < loud.noise.iloc[0]
+    twin = quiet.set_index("variant").loc[stats.AA_TWIN]
+    assert twin.verdict == "A/A twin of c_trace" and twin.unit == "TSC ticks"
+
+
+def test_native_difference_beyond_the_a_a_noise_is_real():
+    t = stats.summarize(noisy_native({"c_base": 1, "rust_base": 1, "c_trace": 2,
+                                      "rust_trace": 1, "rust_helper": 4,
+                                      stats.AA_TWIN: 2}, 5)).set_index("variant")
+    # Net of each language's base: C 1, Rust 0, helper 3; against C: -1 and +2.
+    assert t.loc["rust_helper", "diff_c"] == pytest.approx(2, abs=0.05)
+    assert t.loc["rust_helper", "verdict"].startswith("costs 2")
+    assert "TSC ticks more per call" in t.loc["rust_helper", "verdict"]
+    assert t.loc["rust_trace", "diff_c"] == pytest.approx(-1, abs=0.05)
+    assert "less per call" in t.loc["rust_trace", "verdict"]
 
 
 def test_tukey_outliers():

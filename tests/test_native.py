@@ -1,0 +1,178 @@
+"""The native stage on real modules measured by an earlier committed run: loading,
+relocation, the harness, and every kind of bad input. Timing values are never
+asserted here; only what holds on any x86_64 host."""
+
+import shutil
+import struct
+
+import pytest
+
+from runner import native, world
+from runner import config as cfg
+
+OLD_RUN = cfg.REPO / "data" / "20261203T093356Z-9e4b6dc"
+KO = OLD_RUN / "tpbench-x86_64-jump_label.ko"
+# The variants that run had (it predates c_base and rust_base).
+OLD_VARIANTS = ["c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load",
+                "rust_count_call"]
+
+x86_only = pytest.mark.skipif(native.host_arch() != "x86_64",
+                              reason="the native stage runs x86_64 modules on x86_64 hosts")
+
+
+def test_module_is_read():
+    code = native.read_module(KO)
+    assert code.arch == "x86_64"
+    assert {native.loop_symbol(v) for v in OLD_VARIANTS} <= set(code.functions)
+    assert native.check_runnable(code, OLD_VARIANTS) == []
+
+
+def test_relocations_resolve_into_the_image():
+    code = native.read_module(KO)
+    image = native.lay_out(code, OLD_VARIANTS, shift=16)
+    assert image.text_address == native.BASE + 16
+    # rust_helper's call to the C helper lands on the helper's loaded address.
+    start, size = code.functions["tpbench_rust_helper"]
+    calls = [off for off, typ, name, kind, _, _ in code.relocs
+             if start <= off < start + size and name == "tpbench_trace_helper"]
+    assert calls, "rust_helper has no relocated call to tpbench_trace_helper"
+    at = image.text_address + calls[0]
+    rel = struct.unpack_from("<i", image.data, at - native.BASE)[0]
+    helper = image.text_address + code.functions["tpbench_trace_helper"][0]
+    assert at + 4 + rel == helper
+    # Calls out of the module get a ud2 each; the static call of the enabled path is one.
+    assert "__SCT__tp_func_tpbench_hit" in image.traps
+    for addr in image.traps.values():
+        assert image.data[addr - native.BASE:addr - native.BASE + 2] == b"\x0f\x0b"
+    # Nothing is patched: the site still holds the NOP objtool left.
+    assert image.data[16:16 + len(code.text)].count(b"\x66\x90") >= 1
+
+
+def test_harness_output_is_parsed():
+    out = native.parse_output("cpu 1\nperf cycles: No such file or directory\ncounter tsc\n"
+                              "tsc_hz 2596140000\nsample c_trace 10 0 123\n"
+                              "sample c_trace 10 1 120\n")
+    assert out.counter == "tsc" and out.cpu == 1 and out.tsc_hz == 2596140000
+    assert out.samples == [dict(variant="c_trace", n=10, rep=0, cycles=123),
+                           dict(variant="c_trace", n=10, rep=1, cycles=120)]
+    assert "No such file" in out.perf_reason and out.instructions == []
+    with_perf = native.parse_output("counter tsc+perf\ntsc_hz 1e9\nsample c_trace 10 0 50 40 60\n")
+    assert with_perf.samples[0]["cycles"] == 40          # core cycles, not ticks
+    assert with_perf.instructions[0]["instructions"] == 60
+    with pytest.raises(world.Failure, match="no counter"):
+        native.parse_output("sample c_trace 10 0 123\n")
+
+
+@x86_only
+def test_old_module_runs_without_reaching_a_trap(tmp_path):
+    out = native.run_module(KO, OLD_VARIANTS + [native.AA_TWIN], [1, 100], 2, 1, 0, tmp_path)
+    assert {s["variant"] for s in out.samples} == set(OLD_VARIANTS) | {native.AA_TWIN}
+    assert all(s["cycles"] > 0 for s in out.samples)
+    assert out.tsc_hz > 1e8
+
+
+def as_variant(monkeypatch, variant, symbol):
+    """Runs a module function that is not a loop as if it were a variant's loop."""
+    real = native.loop_symbol
+    monkeypatch.setattr(native, "loop_symbol", lambda v: symbol if v == variant else real(v))
+
+
+@x86_only
+def test_a_variant_that_calls_out_of_the_module_is_stopped_and_named(tmp_path, monkeypatch):
+    """out() formats into the results buffer with vscnprintf, a kernel function: run as a
+    variant it reaches that function's trap, and the run stops naming both."""
+    as_variant(monkeypatch, "formats", "out")
+    with pytest.raises(world.Failure, match="variant formats reached the trap for vscnprintf"):
+        native.run_module(KO, ["formats"], [1], 1, 0, 0, tmp_path)
+
+
+def test_a_variant_with_code_the_kernel_rewrites_is_refused(monkeypatch):
+    """time_one() reads the TSC through an alternative (.altinstructions): the kernel would
+    run other bytes there than the file holds, so it is refused before anything runs."""
+    as_variant(monkeypatch, "timer", "time_one")
+    (problem,) = native.check_runnable(native.read_module(KO), ["timer"])
+    assert "tpbench_now (run by timer) has a site in .altinstructions" in problem
+
+
+# --- bad input: one clear message each, and nothing written ----------------------
+
+def copy_run(tmp_path, keep=("context.json", "samples.csv")):
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in keep:
+        shutil.copy(OLD_RUN / name, run / name)
+    return run
+
+
+def listing(run):
+    return {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
+
+
+def test_not_a_module(tmp_path):
+    bad = tmp_path / "tpbench-x86_64-jump_label.ko"
+    bad.write_text("arch,config\n")
+    with pytest.raises(native.ModuleError, match="not an ELF file"):
+        native.read_module(bad)
+    obj = tmp_path / "tpbench-x86_64-no_jump_label.ko"
+    shutil.copy("/bin/true", obj)         # an ELF, but an executable, not a module
+    with pytest.raises(native.ModuleError, match="not a kernel module"):
+        native.read_module(obj)
+
+
+def test_module_of_another_architecture():
+    code = native.read_module(OLD_RUN / "tpbench-arm64-jump_label.ko")
+    (problem,) = native.check_runnable(code, OLD_VARIANTS)
+    assert "arm64 module" in problem and "x86_64 modules only" in problem
+
+
+def test_module_without_the_expected_functions():
+    code = native.read_module(KO)
+    (problem,) = native.check_runnable(code, OLD_VARIANTS + ["c_base"])
+    assert "no function tpbench_c_base" in problem and "make bench" in problem
+
+
+def test_run_directory_without_modules(tmp_path):
+    run = copy_run(tmp_path)
+    before = listing(run)
+    with pytest.raises(world.Failure, match="no tpbench-<arch>-<config>.ko"):
+        native.measure_run(run)
+    assert listing(run) == before
+
+
+def test_not_a_run_directory(tmp_path):
+    with pytest.raises(world.Failure, match="not a run directory"):
+        native.measure_run(tmp_path)
+
+
+def test_damaged_module_in_a_run_writes_nothing(tmp_path):
+    run = copy_run(tmp_path)
+    (run / "tpbench-x86_64-jump_label.ko").write_bytes(KO.read_bytes()[:200])
+    before = listing(run)
+    with pytest.raises(world.Failure, match="tpbench-x86_64-jump_label.ko"):
+        native.measure_run(run)
+    assert listing(run) == before
+
+
+def test_mislabelled_module_in_a_run(tmp_path):
+    run = copy_run(tmp_path)
+    shutil.copy(OLD_RUN / "tpbench-arm64-jump_label.ko", run / "tpbench-x86_64-jump_label.ko")
+    with pytest.raises(world.Failure, match="the name says x86_64 but the file is arm64"):
+        native.measure_run(run)
+
+
+@x86_only
+def test_running_twice_adds_nothing_twice(tmp_path):
+    run = copy_run(tmp_path, keep=("context.json", "samples.csv",
+                                   "tpbench-x86_64-jump_label.ko",
+                                   "tpbench-arm64-jump_label.ko"))
+    guest_rows = len((run / "samples.csv").read_text().splitlines())
+    small = {"ns": [1, 100], "reps": 2, "warmup": 0}
+    first = native.measure_run(run, shifts=(0, 16), matrix_override=small)
+    after_one = (run / "samples.csv").read_text().splitlines()
+    native.measure_run(run, shifts=(0, 16), matrix_override=small)
+    after_two = (run / "samples.csv").read_text().splitlines()
+    assert len(after_one) == len(after_two) == guest_rows + len(first)
+    # The guests' rows are untouched, and the arm64 module was skipped.
+    assert after_two[:guest_rows] == (OLD_RUN / "samples.csv").read_text().splitlines()
+    assert {r["arch"] for r in first} == {"x86_64"}
+    assert {r["accel"] for r in first} == {"native", "native+16"}
