@@ -122,10 +122,18 @@ def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> list[P
 
 def site_figure_data(costs: pd.DataFrame, panels, outdir: Path) -> list[tuple[str, str]]:
     """sites-<source>.dat for the headline figure: one line per (arch, config), the C, Rust
-    and helper site costs with their intervals. Returns (source, unit) of each file made."""
+    and helper site costs with their error bars: the 95% interval inside the guest; natively
+    the mean over the placements of .text, from the smallest to the largest.
+    Returns (source, y label) of each file made."""
     made = []
-    for source, pick in (("guest", lambda a: not stats.is_native(a)), ("native", lambda a: a == "native")):
-        mine = costs[[pick(a) for a in costs.accel]]
+    guest = costs[[not stats.is_native(a) for a in costs.accel]]
+    # Panels without a native measurement get a note in the figure instead of empty space.
+    spread_all = sites.over_placements(costs)
+    missing = [i for i, (a, c) in enumerate(panels)
+               if spread_all[(spread_all.arch == a) & (spread_all.config == c)].empty]
+    spread = sites.over_placements(costs).rename(columns={"mean": "cost", "min": "lo",
+                                                          "max": "hi"})
+    for source, mine in (("guest", guest), ("native", spread)):
         if mine.empty:
             continue
         with open(outdir / f"sites-{source}.dat", "w") as f:
@@ -137,8 +145,11 @@ def site_figure_data(costs: pd.DataFrame, panels, outdir: Path) -> list[tuple[st
                     cells += (["NaN"] * 3 if r.empty else
                               [f"{r.cost.iloc[0]:.4f}", f"{r.lo.iloc[0]:.4f}", f"{r.hi.iloc[0]:.4f}"])
                 f.write(" ".join(cells) + "\n")
-        accels = sorted(set(mine.accel))
-        made.append((source, f"{mine.unit.iloc[0]} per call, {'/'.join(a.upper() if a != 'tcg' else 'TCG -icount' for a in accels)}"))
+        accels = sorted(set(guest.accel))
+        made.append((source, f"{mine.unit.iloc[0]} per call" + (
+            f", {'/'.join('TCG -icount' if a == 'tcg' else a.upper() for a in accels)}"
+            if source == "guest" else ""), missing if source == "native" else [],
+            min(0.0, float(mine.lo.min()))))
     return made
 
 
@@ -152,14 +163,20 @@ def site_figure_script(made, panels, term: str, ext: str) -> list[str]:
              'without the site)"',
              f"set xtics ({xtics}) norotate", "set xrange [-0.6:%f]" % (len(panels) - 0.4),
              "set boxwidth 0.25", "set style fill solid 0.6 border -1", "set key top left",
-             'set xlabel "architecture and kernel config"', "set yrange [0:*]"]
-    for source, label in made:
-        where = "inside the guest" if source == "guest" else "natively on the host CPU, the kernel's placement"
+             'set xlabel "architecture and kernel config"', "set xzeroaxis lt -1",
+             "set offsets 0, 0, graph 0.15, 0"]
+    for source, label, missing, ymin in made:
+        where = ("inside the guest (error bars: 95% CI)" if source == "guest" else
+                 "natively on the host CPU: mean over the placements of .text (bars: min to max)")
+        lines += ["unset label"] + [
+            f'set label "no native run:\\nnot the host\'s architecture" at {i}, graph 0.5 center'
+            for i in missing]
         lines += [f'set title "{where}"', f'set ylabel "{label}"',
+                  f"set yrange [{ymin - 0.2 if ymin < 0 else 0}:*]",
                   f'plot "sites-{source}.dat" using ($1-0.27):3 with boxes title "C trace_<name>()", '
                   f'"" using ($1-0.27):3:4:5 with yerrorbars lc rgb "black" pt 0 notitle, '
                   f'"" using ($1):6 with boxes title "Rust declare_trace!", '
                   f'"" using ($1):6:7:8 with yerrorbars lc rgb "black" pt 0 notitle, '
                   f'"" using ($1+0.27):9 with boxes title "Rust -> C helper", '
                   f'"" using ($1+0.27):9:10:11 with yerrorbars lc rgb "black" pt 0 notitle']
-    return lines + ["unset multiplot"]
+    return lines + ["unset multiplot", "unset label", "unset xzeroaxis", "set offsets 0, 0, 0, 0"]

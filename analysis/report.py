@@ -88,27 +88,52 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
 
 def explain_pair(costs: pd.DataFrame, arch: str, config: str, path_rows) -> str:
     """A sentence on why instructions and native time agree or differ for C's and Rust's
-    sites, from the instructions each site adds to its loop and the two measurements."""
-    def get(variant, native):
-        part = costs[(costs.arch == arch) & (costs.config == config) & (costs.variant == variant)]
-        part = part[[(a == "native") if native else not stats.is_native(a) for a in part.accel]]
-        return part.iloc[0] if len(part) else None
-
-    words = []
+    sites: the instructions each site adds to its loop (from the disassembly), its native
+    time over the placements, and how the two sites compare at each placement."""
+    spread = sites.over_placements(costs)
+    words, added = [], {}
     for label, variant in sites.SITES[:2]:
-        g, n = get(variant, False), get(variant, True)
-        if g is None:
+        part = costs[(costs.arch == arch) & (costs.config == config) & (costs.variant == variant)]
+        guest = part[[not stats.is_native(a) for a in part.accel]]
+        if guest.empty:
             continue
-        extra = sites.site_instructions(path_rows or [], variant, g.baseline)
-        what = f" ({', '.join(extra)})" if extra else ""
+        g = guest.iloc[0]
+        added[variant] = sites.site_instructions(path_rows or [], variant, g.baseline) or []
+        what = f" ({', '.join(added[variant])})" if added[variant] else ""
         text = f"{label} adds {stats.quantity(g.cost, g.unit)}{what}"
-        if n is not None:
-            free = sites.within_noise(n.cost, n.lo, n.hi, n.noise)
-            text += (", which natively take no time beyond the noise "
-                     f"(±{n.noise:.3f} {n.unit}; measured {stats.quantity(n.cost, n.unit)})"
-                     if free else f", {stats.quantity(n.cost, n.unit)} natively")
+        n = spread[(spread.arch == arch) & (spread.config == config) & (spread.variant == variant)]
+        if len(n):
+            n = n.iloc[0]
+            text += (f", natively {stats.quantity(n['mean'], n.unit)} on average over "
+                     f"{n.placements} placements ({stats.number(n['min'])}.."
+                     f"{stats.number(n['max'])}"
+                     + (", not distinguishable from zero" if n["min"] <= 0 <= n["max"] else "")
+                     + ")")
         words.append(text)
-    return "; ".join(words) + "." if words else ""
+    if not words:
+        return ""
+    sentence = "; ".join(words) + "."
+    cmp = sites.compare_placements(costs, arch, config, "c_trace", "rust_trace")
+    if cmp:
+        more, less, same, lo, hi = cmp
+        unit = costs[costs.accel == "native"].unit.iloc[0]
+        sentence += (f" Natively C's site costs more than Rust's at {more} of the "
+                     f"{more + less + same} placements, less at {less}, the same within the "
+                     f"noise at {same} (C minus Rust: {stats.number(lo)}..{stats.number(hi)} "
+                     f"{unit}).")
+    if len(added) == 2:
+        c_only = sites.extra_words(added["c_trace"], added["rust_trace"])
+        rust_only = sites.extra_words(added["rust_trace"], added["c_trace"])
+        if c_only and not rust_only:
+            sentence += f" In the disassembly, C's site runs {', '.join(c_only)} more than Rust's."
+        elif rust_only and not c_only:
+            sentence += f" In the disassembly, Rust's site runs {', '.join(rust_only)} more than C's."
+        elif c_only:
+            sentence += (f" In the disassembly, C's site runs {', '.join(c_only)} that Rust's "
+                         f"does not, and Rust's {', '.join(rust_only)} that C's does not.")
+        else:
+            sentence += " In the disassembly both sites run the same instructions."
+    return sentence
 
 
 def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str]:
@@ -118,22 +143,29 @@ def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str
     if costs.empty:
         return []
     out = [f"![the disabled site's cost per call]({rel}/plots/sites.png)", "",
-           "| arch | config | site | guest: per call | native (host CPU): per call | "
+           "| arch | config | site | guest: per call | native (host CPU): mean per call | "
            "native in ns |", "|---|---|---|---|---|---|"]
     hz = native_hz(context)
+    spread = sites.over_placements(costs)
     for arch, config in stats.panels(summary):
         for label, variant in sites.SITES:
             part = costs[(costs.arch == arch) & (costs.config == config)
                          & (costs.variant == variant)]
             guest = part[[not stats.is_native(a) for a in part.accel]]
-            native = part[part.accel == "native"]
+            native = spread[(spread.arch == arch) & (spread.config == config)
+                            & (spread.variant == variant)]
             if guest.empty and native.empty:
                 continue
-            cell = lambda t: "" if t.empty else sites.cost_text(  # noqa: E731
-                t.cost.iloc[0], t.lo.iloc[0], t.hi.iloc[0], t.unit.iloc[0])
-            ns = "" if native.empty or not hz or native.unit.iloc[0] != stats.NATIVE_UNIT \
-                else f"{native.cost.iloc[0] / hz * 1e9:.2f}"
-            out.append(f"| {arch} | {config} | {label} | {cell(guest)} | {cell(native)} | {ns} |")
+            g = "" if guest.empty else sites.cost_text(guest.cost.iloc[0], guest.lo.iloc[0],
+                                                       guest.hi.iloc[0], guest.unit.iloc[0])
+            n = "" if native.empty else native.iloc[0]
+            ntext = "" if native.empty else (
+                f"{stats.quantity(n['mean'], n.unit)} (range {stats.number(n['min'])}.."
+                f"{stats.number(n['max'])} over {n.placements} placements; kernel placement "
+                f"{stats.number(n.kernel)})")
+            ns = "" if native.empty or not hz or n.unit != stats.NATIVE_UNIT else \
+                f"{n['mean'] / hz * 1e9:.2f} ({n['min'] / hz * 1e9:.2f}..{n['max'] / hz * 1e9:.2f})"
+            out.append(f"| {arch} | {config} | {label} | {g} | {ntext} | {ns} |")
     out.append("")
     for arch, config in stats.panels(summary):
         sentence = explain_pair(costs, arch, config, paths.get(f"{arch}-{config}"))
@@ -146,7 +178,36 @@ def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str
     return out
 
 
-def native_section(summary: pd.DataFrame, context: dict) -> list[str]:
+def instruction_check(run: Path, summary: pd.DataFrame, context: dict) -> list[str]:
+    """With hardware counters, the native stage also counted retired instructions: each
+    variant's per-call count must equal the guest's icount (and so the disassembly's)."""
+    files = sorted(run.glob("native-instructions-*.csv"))
+    if not files:
+        reasons = sorted({i.get("perf", "") for v in context.get("native", {}).values()
+                          for i in v.values()})
+        return [f"Retired instructions were not counted natively: no hardware counters "
+                f"({'; '.join(reasons)}); the instruction counts above are icount's.", ""]
+    guest = stats.guest(summary)
+    guest = guest[(guest.accel == "tcg") & (guest.state == "disabled")]
+    lines = []
+    for f in files:
+        tag = f.stem.removeprefix("native-instructions-")
+        counts = pd.read_csv(f).rename(columns={"instructions": "cycles"})
+        for variant, g in counts.groupby("variant"):
+            want = guest[(guest.variant == variant) & [tag.startswith(f"{a}-{c}-") for a, c in
+                                                       zip(guest.arch, guest.config)]]
+            got = stats.floor_slope(g[g.n > 0])
+            if len(want) and abs(got - want.per_call.iloc[0]) > 0.01:
+                lines.append(f"`{variant}` ({tag}): {got:.2f} retired instructions per call "
+                             f"natively, {fmt(want.per_call.iloc[0])} under icount")
+    if lines:
+        return ["**Instruction counts differ** between the host's counters and icount: "
+                + "; ".join(lines) + ".", ""]
+    return ["Retired instructions per call, counted by the host's hardware counters, equal "
+            "the icount per-call counts for every variant and placement.", ""]
+
+
+def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]:
     """Instructions (guest) beside native time for every variant with a native measurement,
     at each placement of .text, with the noise threshold and the alignment finding."""
     native = stats.native(summary)
@@ -170,6 +231,7 @@ def native_section(summary: pd.DataFrame, context: dict) -> list[str]:
            "The per-call cost is the slope through the fastest repetition at each N; the noise "
            f"threshold of each placement is the 95% interval of an A/A comparison (`{stats.AA_TWIN}` "
            f"is `{stats.REFERENCE}` timed a second time in the same run).", ""]
+    out += instruction_check(run, summary, context)
     for arch, config in stats.panels(native):
         mine = native[(native.arch == arch) & (native.config == config)
                       & (native.state == "disabled")]
@@ -307,7 +369,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
             lines += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)",
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
-    lines += native_section(everything, context)
+    lines += native_section(run, everything, context)
     lines += explained(paths or {}, summary)
     lines += ["## Generated code", ""]
     for tag in sorted(codegen, key=lambda t: (not t.startswith("x86_64"), t)):

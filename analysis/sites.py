@@ -32,20 +32,36 @@ def site_costs(summary: pd.DataFrame) -> pd.DataFrame:
                                        "baseline", "cost", "lo", "hi", "noise", "unit"])
 
 
+def _matchable(word: str) -> str:
+    """Conditional branches stand for each other when they go the same way (GCC writes `je`
+    where the base loop has `jae`, LLVM `jne` for `jb`); everything else is itself."""
+    mnemonic = word.split()[0]
+    if mnemonic.startswith("b.") or (mnemonic.startswith("j") and mnemonic != "jmp"):
+        return ("conditional branch (taken)" if word.endswith("(taken)")
+                else "conditional branch (not taken)")
+    return word
+
+
 def site_instructions(paths: list[list[str]], variant: str, baseline: str) -> list[str] | None:
-    """The instructions the variant's disabled path runs beyond its baseline's (a multiset
-    difference of the two paths' mnemonics), or None when a path is missing."""
+    """What the variant's disabled path runs beyond its baseline's: the multiset difference
+    of the two paths (conditional branches named by direction, as the two compilers pick
+    different conditions for the same loop test), in path order. None when a path is
+    missing; "minus ..." for what only the baseline runs."""
     by_variant = {row[0]: row[2].split("; ") for row in paths if len(row) == 3}
     if variant not in by_variant or baseline not in by_variant:
         return None
-    remaining = Counter(by_variant[baseline])
+    mine = [_matchable(w) for w in by_variant[variant]]
+    base = [_matchable(w) for w in by_variant[baseline]]
+    extra = Counter(mine) - Counter(base)
     out = []
-    for word in by_variant[variant]:
-        if remaining[word] > 0:
-            remaining[word] -= 1
-        else:
-            out.append(f"`{word}`")
-    return out + [f"minus `{word}`" for word in remaining.elements()]
+    # From the end: a loop's own test comes first in GCC's loops, the site's after it.
+    for word in reversed(mine):
+        if extra[word] > 0:
+            extra[word] -= 1
+            out.insert(0, f"`{word}`" if "branch" not in word else
+                       f"a {word.split(' (')[1].rstrip(')')} conditional branch")
+    missing = Counter(base) - Counter(mine)
+    return out + [f"minus `{w}`" for w in missing.elements()]
 
 
 def within_noise(cost: float, lo: float, hi: float, noise: float) -> bool:
@@ -56,3 +72,53 @@ def within_noise(cost: float, lo: float, hi: float, noise: float) -> bool:
 def cost_text(cost: float, lo: float, hi: float, unit: str) -> str:
     ci = "exact" if abs(hi - lo) < 1e-9 else f"CI {stats.number(lo)}..{stats.number(hi)}"
     return f"{stats.quantity(cost, unit)} ({ci})"
+
+
+def over_placements(costs: pd.DataFrame) -> pd.DataFrame:
+    """Native site costs summarised over the placements of .text: a loop's time moves by
+    whole clock steps with its alignment, so one placement alone is one draw of that. One
+    row per (arch, config, variant): mean, min, max, the kernel placement's value, count."""
+    native = costs[[stats.is_native(a) for a in costs.accel]]
+    rows = []
+    for (arch, config, variant), g in native.groupby(["arch", "config", "variant"], sort=False):
+        kernel = g[g.accel == "native"]
+        rows.append(dict(arch=arch, config=config, variant=variant, site=g.site.iloc[0],
+                         mean=round(g.cost.mean(), stats.DECIMALS), min=g.cost.min(),
+                         max=g.cost.max(), kernel=kernel.cost.iloc[0] if len(kernel) else None,
+                         placements=len(g), unit=g.unit.iloc[0]))
+    return pd.DataFrame(rows, columns=["arch", "config", "variant", "site", "mean", "min", "max",
+                                       "kernel", "placements", "unit"])
+
+
+def compare_placements(costs: pd.DataFrame, arch: str, config: str, a: str, b: str):
+    """How a's site compares with b's at each native placement: (more, less, same, smallest
+    and largest difference a - b); "same" when the difference is within the two sites' noise.
+    None without native rows for both."""
+    mine = costs[(costs.arch == arch) & (costs.config == config)
+                 & [stats.is_native(x) for x in costs.accel]]
+    diffs, more, less = [], 0, 0
+    for accel, g in mine.groupby("accel"):
+        ga, gb = g[g.variant == a], g[g.variant == b]
+        if ga.empty or gb.empty:
+            continue
+        d = ga.cost.iloc[0] - gb.cost.iloc[0]
+        noise = ga.noise.iloc[0] + gb.noise.iloc[0]
+        diffs.append(d)
+        more += d > noise
+        less += d < -noise
+    if not diffs:
+        return None
+    return more, less, len(diffs) - more - less, min(diffs), max(diffs)
+
+
+def extra_words(a: list[str], b: list[str]) -> list[str]:
+    """The words of `a` that `b` lacks (a multiset difference that keeps a's order)."""
+    remaining = Counter(w.strip("`") for w in b)
+    out = []
+    for word in a:
+        key = word.strip("`")
+        if remaining[key] > 0:
+            remaining[key] -= 1
+        else:
+            out.append(word)
+    return out

@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import pandas as pd
 import pytest
 
 from analysis import __main__ as cli
@@ -78,9 +79,11 @@ def test_cover_letter_numbers_come_from_the_committed_run():
     text = (cfg.PATCHES / "0000-cover-letter.patch").read_text()
     run_id = re.search(r"tpbench run (\S+):", text).group(1)
     ctx, samples = report.load_run(cfg.REPO / "data" / run_id, allow_incomplete=False)
-    s = stats.summarize(samples).set_index(["arch", "config", "state", "variant"])
+    s = stats.guest(stats.summarize(samples))
+    s = s.set_index(["arch", "config", "state", "variant"]).sort_index()
     columns = [(a, c) for a in ("x86_64", "arm64") for c in ("jump_label", "no_jump_label")]
-    rows = {"empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
+    rows = {"loop without a site, C": "c_base", "loop without a site, Rust": "rust_base",
+            "empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
             "C trace_<name>()": "c_trace", "Rust declare_trace!": "rust_trace",
             "Rust -> C helper -> trace": "rust_helper",
             "Rust, code before patch 7": "rust_count_call"}
@@ -110,5 +113,42 @@ def test_schema_1_run_is_still_read():
     ctx, samples = report.load_run(old, allow_incomplete=False)
     assert ctx["schema_version"] == 1 and set(samples.arch) == {"x86_64"}
     assert set(ctx["configs"]) == {"x86_64/jump_label", "x86_64/no_jump_label"}
-    s = stats.summarize(samples).set_index(["arch", "config", "state", "variant"])
+    s = stats.guest(stats.summarize(samples)).set_index(["arch", "config", "state", "variant"])
     assert s.loc[("x86_64", "jump_label", "disabled", "rust_trace"), "per_call"] == 4
+
+
+@pytest.fixture
+def native_run(tmp_path):
+    """A real run with native samples, trimmed (x86_64, five repetitions, three N)."""
+    dst = tmp_path / "data" / "run-native"
+    shutil.copytree(FIXTURES / "run-native", dst)
+    return dst
+
+
+def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
+    monkeypatch.setattr(cli, "REPO", native_run.parent.parent)
+    assert cli.cmd_report(native_run, allow_incomplete=False) == 0
+    text = (native_run.parent.parent / "REPORT.md").read_text()
+    summary = pd.read_csv(native_run / "summary.csv")
+    # The headline: each site in instructions and in native ticks, over the placements.
+    assert "| x86_64 | jump_label | Rust declare_trace! | 1 instruction (exact) | " in text
+    assert "over 4 placements; kernel placement" in text
+    assert "Natively C's site costs more than Rust's at" in text
+    assert "In the disassembly, C's site runs `jmp (taken)` more than Rust's." in text
+    # The native section: a column per placement, the A/A noise and the alignment finding.
+    assert "## Native: the module's own code on the host CPU" in text
+    assert "native+48 (.text +48 B)" in text and "Noise threshold (A/A): native ±" in text
+    assert "Alignment: " in text and "MHz (the host kernel)" in text
+    row = summary[(summary.config == "jump_label") & (summary.accel == "native")
+                  & (summary.variant == "rust_helper")].iloc[0]
+    assert row.unit == "TSC ticks" and row.per_call > 0
+    assert f"| `rust_helper` | 9 instructions | {row.per_call:.2f} (" in text
+    assert (native_run / "plots" / "sites.png").stat().st_size > 1000
+
+
+def test_native_rows_stay_out_of_the_guest_tables(native_run):
+    ctx, samples = report.load_run(native_run, allow_incomplete=False)
+    summary = stats.summarize(samples, units=ctx["units"])
+    text = report.render(native_run, summary, ctx, {}, {}, native_run.parent.parent)
+    guest_part = text[text.index("## Inside the guest"):text.index("## Plots")]
+    assert "TSC ticks" not in guest_part and "aa_c_trace" not in guest_part
