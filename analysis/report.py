@@ -217,15 +217,18 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
     hz = native_hz(context)
     accels = sorted(set(native.accel), key=lambda a: int(a.partition("+")[2] or 0))
     unit = native.unit.iloc[0]
+    infos = [i for v in context.get("native", {}).values() for i in v.values()]
+    counters = sorted({i["counter"] for i in infos})
+    perf = sorted({i.get("perf", "") for i in infos})
+    matrix = about.get("matrix", {})
     out = ["## Native: the module's own code on the host CPU", "",
            f"The `.text` of each measured x86_64 module, loaded into a host process with its "
            f"relocations applied (every key reads disabled; every call out of the module is a "
-           f"trap, and none was reached), timed with the same matrix as the guest "
-           f"(`{about.get('matrix')}`), pinned to one CPU, between `lfence`-ordered TSC reads. "
-           f"Host CPU: {about.get('host_cpu')}; counter: "
-           f"{', '.join(sorted({i['counter'] for v in context.get('native', {}).values() for i in v.values()}))}"
-           f" ({next(iter(next(iter(context.get('native', {}).values()), {}).values()), {}).get('perf', '')}); "
-           f"unit: **{unit}**"
+           f"trap, and none was reached), timed with the same matrix as the guest (N = "
+           f"{', '.join(map(str, matrix.get('ns', [])))}; {matrix.get('reps')} repetitions "
+           f"after {matrix.get('warmup')} warm-up), pinned to one CPU, between "
+           f"`lfence`-ordered TSC reads. Host CPU: {about.get('host_cpu')}; counters: "
+           f"{', '.join(counters)} (perf_event_open: {'; '.join(perf)}); unit: **{unit}**"
            + (f", {hz / 1e6:.2f} MHz ({'the host kernel' if about.get('tsc_hz_kernel') else 'calibrated'})"
               if hz else "") + ". "
            "The per-call cost is the slope through the fastest repetition at each N; the noise "
@@ -335,10 +338,12 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
     lines = [
         "# tpbench report: what a disabled tracepoint costs when Rust calls it",
         incomplete,
-        f"Run `{context['run_id']}`, {', '.join(dict.fromkeys(archs))}, accelerator "
+        f"Run `{context['run_id']}`, {', '.join(dict.fromkeys(archs))}, guest accelerator "
         f"{', '.join(accel)}; unit: **{' and '.join(units)}** per call"
         + (" (under TCG with -icount shift=0 the guest's counter advances once per "
            "instruction)" if "instructions" in units else "")
+        + ("" if stats.native(everything).empty else
+           f"; natively on the host CPU: **{stats.native(everything).unit.iloc[0]}** per call")
         + f". Raw samples: [`{rel}/samples.csv`]({rel}/samples.csv), context: "
         f"[`{rel}/context.json`]({rel}/context.json).",
         "",
