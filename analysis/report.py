@@ -261,7 +261,7 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
             spread = f"{max(values) - min(values):.2f}" if values else ""
             out.append(f"| `{variant}` | {gtext} | {' | '.join(cells)} | {spread} |")
         noise = {a: mine[mine.accel == a].noise.iloc[0] for a in accels if (mine.accel == a).any()}
-        out += ["", "Noise threshold (A/A): " + ", ".join(f"{a} ±{v:.2f}" for a, v in noise.items())
+        out += ["", "Noise threshold (A/A): " + ", ".join(f"{a} ±{v:.3f}" for a, v in noise.items())
                 + f" {unit} per call.", ""]
         out += alignment_finding(mine, noise, unit)
     return out
