@@ -115,8 +115,6 @@ def main(argv=None) -> int:
         print(latest_run())
         return 0
     run = Path(args.run).resolve() if args.run else latest_run()
-    if not (run / "context.json").exists():
-        raise SystemExit(f"{run}: not a run directory (no context.json)")
     return {"codegen": cmd_codegen, "report": cmd_report}[args.command](run, args.allow_incomplete)
 
 

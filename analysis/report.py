@@ -1,11 +1,10 @@
 """REPORT.md from one run directory; every number in it comes from that run's files."""
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import sites, stats
+from analysis import sites, stats, validate
 from analysis.plots import ordered
 
 STATE_ORDER = ("disabled", "enabled")
@@ -456,7 +455,7 @@ def normalize(context: dict, samples: pd.DataFrame):
 
 
 def load_run(run: Path, allow_incomplete: bool):
-    context = json.loads((run / "context.json").read_text())
+    context = validate.check_run(run)
     if not context.get("complete") and not allow_incomplete:
         raise SystemExit(f"{run}: the run is incomplete ({context.get('incomplete_reason')}); "
                          "pass ALLOW_INCOMPLETE=1 to analyse what it recorded anyway")

@@ -1,0 +1,97 @@
+"""Checks a run directory's files against their schema before any statistics.
+
+Every problem names the file, the line and what is wrong; analysis refuses a
+run with any, so a damaged samples.csv never becomes a report with silently
+wrong verdicts. Pure functions over text, so they are tested on damaged
+copies of real files.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+from analysis import plots, stats
+
+COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
+COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
+ARCHS = ("x86_64", "arm64")
+CONFIGS = ("jump_label", "no_jump_label")
+STATES = ("disabled", "enabled")
+VARIANTS = tuple(plots.VARIANT_ORDER) + (stats.AA_TWIN,)
+INTEGERS = ("n", "rep", "cycles")
+SHOWN = 5   # problems quoted in the message; the rest are counted
+
+
+class BadRun(SystemExit):
+    """A run that analysis cannot read; the message says which file, where and what."""
+
+
+def accel_known(accel: str) -> bool:
+    return accel in stats.UNITS or stats.is_native(accel) and (
+        accel == "native" or accel.removeprefix("native+").isdigit())
+
+
+def samples_problems(text: str, name: str = "samples.csv") -> list[str]:
+    """Every problem of a samples.csv, as "<name> line <k>: <what>" (pure)."""
+    lines = text.splitlines()
+    if not lines:
+        return [f"{name}: empty (no header, no samples)"]
+    header = lines[0].split(",")
+    if header not in (COLUMNS_V2, COLUMNS_V1):
+        return [f"{name} line 1: header {','.join(header)!r}, expected "
+                f"{','.join(COLUMNS_V2)!r}"]
+    if not text.endswith("\n"):
+        return [f"{name} line {len(lines)}: the last line has no newline: the file was cut "
+                "short while being written"]
+    problems, seen = [], {}
+    for k, row in enumerate(csv.reader(lines[1:]), start=2):
+        if len(row) != len(header):
+            problems.append(f"{name} line {k}: {len(row)} fields, expected {len(header)}")
+            continue
+        r = dict(zip(header, row))
+        bad = [c for c in INTEGERS if not r[c].isdigit()]
+        if bad:
+            problems.append(f"{name} line {k}: {', '.join(f'{c}={r[c]!r}' for c in bad)} "
+                            "is not a non-negative integer")
+        if "arch" in r and r["arch"] not in ARCHS:
+            problems.append(f"{name} line {k}: unknown arch {r['arch']!r}")
+        if r["config"] not in CONFIGS:
+            problems.append(f"{name} line {k}: unknown config {r['config']!r}")
+        if not accel_known(r["accel"]):
+            problems.append(f"{name} line {k}: unknown accelerator {r['accel']!r}")
+        if r["state"] not in STATES:
+            problems.append(f"{name} line {k}: unknown state {r['state']!r}")
+        if r["variant"] not in VARIANTS:
+            problems.append(f"{name} line {k}: unknown variant {r['variant']!r}")
+        key = tuple(r[c] for c in header if c != "cycles")
+        if key in seen:
+            problems.append(f"{name} line {k}: the same sample as line {seen[key]} "
+                            f"({', '.join(f'{c}={v}' for c, v in zip(header, key))})")
+        else:
+            seen[key] = k
+    if not problems and len(lines) == 1:
+        problems.append(f"{name}: a header and no samples")
+    return problems
+
+
+def check_run(run: Path) -> dict:
+    """The run's context, once context.json and samples.csv are known to be sound;
+    raises BadRun with one message naming every problem found (the first few quoted)."""
+    ctx_path, samples_path = run / "context.json", run / "samples.csv"
+    if not ctx_path.exists():
+        raise BadRun(f"{run}: not a run directory (no context.json); give data/<run-id>")
+    try:
+        context = json.loads(ctx_path.read_text())
+    except json.JSONDecodeError as e:
+        raise BadRun(f"{ctx_path}: not valid JSON ({e}); the run is damaged: run make "
+                     "bench again") from None
+    if not samples_path.exists():
+        raise BadRun(f"{samples_path}: missing; the run recorded no samples "
+                     f"({context.get('incomplete_reason') or 'no reason recorded'})")
+    problems = samples_problems(samples_path.read_text(errors="replace"), str(samples_path))
+    if problems:
+        more = len(problems) - SHOWN
+        raise BadRun("refusing to analyse a damaged run:\n  " + "\n  ".join(problems[:SHOWN])
+                     + (f"\n  ... and {more} more" if more > 0 else "")
+                     + "\nrun make bench again for a new run; committed runs are never edited")
+    return context

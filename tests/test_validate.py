@@ -1,0 +1,73 @@
+"""analysis refuses a damaged run with one message naming the file, the line and the
+problem: damaged copies of a real committed samples.csv, through the real command."""
+
+import shutil
+
+import pytest
+
+from analysis import __main__ as cli
+from analysis import validate
+from runner import config as cfg
+
+REAL = cfg.REPO / "data" / "20261203T132800Z-baddec1"
+
+
+@pytest.fixture
+def run(tmp_path):
+    dst = tmp_path / "run"
+    dst.mkdir()
+    for name in ("context.json", "samples.csv"):
+        shutil.copy(REAL / name, dst / name)
+    return dst
+
+
+def damage(run, edit):
+    path = run / "samples.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(edit(lines)))
+
+
+def refused(run, capsys) -> str:
+    with pytest.raises(SystemExit) as e:
+        cli.main(["report", "--run", str(run)])
+    assert e.value.code != 0 and e.value.code is not None
+    return str(e.value.code)
+
+
+def test_the_real_run_is_sound():
+    assert validate.samples_problems((REAL / "samples.csv").read_text()) == []
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda ls: ls[:100] + [ls[100][:17]], "line 101: the last line has no newline"),
+    (lambda ls: ls[:5] + ["x86_64,jump_label,tcg,c_trace\n"] + ls[5:], "line 6: 4 fields, expected 8"),
+    (lambda ls: ls[:7] + [ls[7].rsplit(",", 1)[0] + ",12.5\n"] + ls[8:], "line 8: cycles='12.5' is not"),
+    (lambda ls: ls[:7] + [ls[7].rsplit(",", 1)[0] + ",-3\n"] + ls[8:], "line 8: cycles='-3' is not a non-negative"),
+    (lambda ls: ls[:9] + [ls[9].replace("disabled", "paused")] + ls[10:], "line 10: unknown state 'paused'"),
+    (lambda ls: ls[:9] + [ls[9].replace("c_empty", "go_trace")] + ls[10:], "line 10: unknown variant 'go_trace'"),
+    (lambda ls: ls[:3] + [ls[2]] + ls[3:], "line 4: the same sample as line 3"),
+    (lambda ls: [ls[0].replace("cycles", "ticks")] + ls[1:], "line 1: header"),
+    (lambda ls: ls[:1], "a header and no samples"),
+    (lambda ls: [], "empty"),
+])
+def test_damaged_samples_are_refused(run, capsys, edit, words):
+    damage(run, edit)
+    message = refused(run, capsys)
+    assert str(run / "samples.csv") in message and words in message, message
+    assert "Traceback" not in capsys.readouterr().err
+    assert not (run / "summary.csv").exists()        # nothing was written
+
+
+def test_many_problems_are_counted_not_all_quoted(run, capsys):
+    damage(run, lambda ls: [ls[0]] + [l.replace("disabled", "off") for l in ls[1:40]])
+    message = refused(run, capsys)
+    assert message.count("unknown state 'off'") == validate.SHOWN and "and " in message
+
+
+def test_missing_samples_and_damaged_context(run, capsys):
+    (run / "samples.csv").unlink()
+    assert "samples.csv: missing" in refused(run, capsys)
+    (run / "context.json").write_text('{"run_id": ')
+    assert "context.json: not valid JSON" in refused(run, capsys)
+    (run / "context.json").unlink()
+    assert "not a run directory (no context.json)" in refused(run, capsys)
