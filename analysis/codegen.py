@@ -242,7 +242,7 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
     """
     failures = []
     walks = walk_all(funcs, site_offsets(sites), variants)
-    for variant in ("c_trace", "rust_trace"):
+    for variant in [v for v in ("c_trace", "rust_trace") if v in variants]:
         fn = LOOP_PREFIX + variant
         mine = sites.get(fn, [])
         want = 1 if jump_label else 0
@@ -267,6 +267,35 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
             failures.append(f"{fn}: {len(path)} instructions per iteration in the disassembly, "
                             f"{measured[variant]:g} measured")
     return failures
+
+
+def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
+                why_unmeasured: str) -> tuple[list[str], list[str]]:
+    """What check_codegen checks for these inputs, and what it skips and why: the report
+    names exactly these, never a check that did not run."""
+    ran, skipped = [], []
+    traces = [v for v in ("c_trace", "rust_trace") if v in variants]
+    absent = [v for v in ("c_trace", "rust_trace", "rust_helper") if v not in variants]
+    if traces:
+        ran.append(("one NOP site with one __jump_table entry" if jump_label else
+                    "no __jump_table entry (CONFIG_JUMP_LABEL=n)") + " in " + " and ".join(traces))
+        ran.append("no call on the disabled path of " + " and ".join(traces))
+    if "rust_helper" in variants:
+        ran.append("a call on rust_helper's disabled path")
+    ran.append(f"the disabled path of each of the {len(list(variants))} variants can be walked")
+    if absent:
+        skipped.append(f"the checks of {', '.join(absent)}: not in this run")
+    if measured is None:
+        skipped.append(f"instructions counted against instructions measured: {why_unmeasured}")
+    else:
+        counted = [v for v in variants if v in measured]
+        ran.append(f"the instructions counted per iteration equal the per-call cost measured "
+                   f"under icount, for {len(counted)} variants")
+        if len(counted) < len(list(variants)):
+            skipped.append("the count check of " + ", ".join(v for v in variants
+                                                             if v not in measured)
+                           + ": no measurement")
+    return ran, skipped
 
 
 PAIRS = (("c_empty", "rust_empty"), ("c_base", "rust_base"), ("c_trace", "rust_trace"))

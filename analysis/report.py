@@ -68,20 +68,6 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
             measured = fmt(r.per_call.iloc[0]) if len(r) else ""
             out.append(f"| `{variant}` | {measured} | {count} | {text} |")
         out.append("")
-    out += [
-        "Reading the x86_64 jump_label table: GCC places C's enabled block inline, right "
-        "after the site, so the disabled path runs the NOP and then a `jmp` over that block; "
-        "LLVM places Rust's enabled block after the loop, so the disabled path runs the NOP "
-        "alone. The loops differ too: GCC tests at the top (`cmp; je; ...; jmp`), LLVM at "
-        "the bottom (`inc; cmp; jne`), which is why each language's site is measured against "
-        "its own loop without the site (`c_base`, `rust_base`). Without CONFIG_JUMP_LABEL "
-        "both languages load the key count, test it and branch. The empty loops "
-        "(`c_empty`, `rust_empty`) stay to show why they are not the baseline: on arm64 "
-        "LLVM spends a `mov` on the register the empty asm takes as input, which the trace "
-        "loop does not need; `rust_base` takes the index in and out of the same register "
-        "and needs no `mov`.",
-        "",
-    ]
     return out
 
 
@@ -172,7 +158,8 @@ def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str
             out.append(f"- **{arch} {config}**: {sentence}")
     out += ["", "A site's cost is its trace loop minus the same loop without the site "
             "(`c_base`, `rust_base`), so it is the site's own, NOP included; the helper is "
-            "measured against `rust_base`. Runs made before those loops existed use the empty "
+            "measured against `rust_base`. Each language has its own baseline because the two "
+            "compilers shape the same loop differently (see the paths below). Runs made before those loops existed use the empty "
             "loops instead.", ""]
     return out
 

@@ -172,16 +172,21 @@ def noise_threshold(draws: dict, group: tuple, accel: str) -> float:
 def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -> pd.DataFrame:
     """One row per (arch, config, accel, variant, state) with slopes, intervals and verdicts;
     the unit follows the accelerator (instructions under TCG -icount, cycles under KVM,
-    TSC ticks or cycles natively: `units` overrides)."""
+    TSC ticks or cycles natively: `units` overrides). A row that lacks what its verdict
+    needs (two values of N above 0, two repetitions, its baseline loop, `c_trace`) says so
+    in its verdict instead of carrying a number it cannot support."""
     rng = np.random.default_rng(seed)
     fit = samples[samples.n > 0]
     draws, rows = {}, []
     for key, g in fit.groupby(GROUP, sort=False):
-        draws[key] = bootstrap_slopes(g, rng)
+        fits = g.n.nunique() >= 2
+        spread = fits and g.rep.nunique() >= 2
+        if spread:
+            draws[key] = bootstrap_slopes(g, rng)
+        lo, hi = interval(draws[key]) if spread else (np.nan, np.nan)
         mild, severe = tukey_outliers(per_call_samples(samples_of(samples, key)))
-        rows.append(dict(zip(GROUP, key), per_call=floor_slope(g),
-                         ci_lo=interval(draws[key])[0], ci_hi=interval(draws[key])[1],
-                         mild_outliers=mild, severe_outliers=severe,
+        rows.append(dict(zip(GROUP, key), per_call=floor_slope(g) if fits else np.nan,
+                         ci_lo=lo, ci_hi=hi, mild_outliers=mild, severe_outliers=severe,
                          first_rep_outlier=first_rep_outlier(g), reps=g.rep.nunique(),
                          ns=",".join(str(n) for n in sorted(g.n.unique()))))
     out = pd.DataFrame(rows)
@@ -189,42 +194,52 @@ def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -
     for key in draws:
         present.setdefault((key[0], key[1], key[2], key[4]), set()).add(key[3])
     noise = {g: noise_threshold(draws, g, g[2]) for g in present}
-    net, net_lo, net_hi, d, d_lo, d_hi, verdicts, bases = [], [], [], [], [], [], [], []
+    columns = {c: [] for c in ("baseline", "net", "net_lo", "net_hi", "diff_c", "diff_lo",
+                               "diff_hi", "verdict")}
     for _, r in out.iterrows():
         key = tuple(r[c] for c in GROUP)
         arch, cfg, accel, variant, state = key
         group = (arch, cfg, accel, state)
-        base_name = baseline_of(variant, present[group])
-        c_base = baseline_of(REFERENCE, present[group])
-        ref = (arch, cfg, accel, REFERENCE, state)
-        bases.append(base_name or "")
-        if base_name is None or variant in (base_name, AA_TWIN) or variant.endswith("_empty") \
-                or variant.endswith("_base"):
-            net.append(np.nan); net_lo.append(np.nan); net_hi.append(np.nan)
-            d.append(np.nan); d_lo.append(np.nan); d_hi.append(np.nan)
-            verdicts.append(f"A/A twin of {REFERENCE}" if variant == AA_TWIN else "baseline")
-            continue
-        base = (arch, cfg, accel, base_name, state)
-        net_draws = np.round(draws[key] - draws[base], DECIMALS)
-        net.append(round(r.per_call - out_value(out, base), DECIMALS))
-        net_lo.append(interval(net_draws)[0])
-        net_hi.append(interval(net_draws)[1])
-        if ref in draws and c_base is not None:
-            ref_base = (arch, cfg, accel, c_base, state)
-            ref_net = out_value(out, ref) - out_value(out, ref_base)
-            diff_draws = np.round(net_draws - (draws[ref] - draws[ref_base]), DECIMALS)
-            lo, hi = interval(diff_draws)
-            diff = round(net[-1] - ref_net, DECIMALS)
-            d.append(diff); d_lo.append(lo); d_hi.append(hi)
-            verdicts.append("reference" if variant == REFERENCE else
-                            verdict(diff, lo, hi, noise[group], unit_of(accel, units)))
+        mine = present.get(group, set())
+        base_name = baseline_of(variant, mine)
+        c_base = baseline_of(REFERENCE, mine)
+        row = dict.fromkeys(columns, np.nan)
+        row["baseline"] = base_name or ""
+        if key not in draws:
+            row["verdict"] = (f"no fit: needs two values of N above 0 (has N={r.ns})"
+                              if pd.isna(r.per_call) else
+                              "one repetition: no interval, no verdict")
+        elif variant == AA_TWIN:
+            row["verdict"] = f"A/A twin of {REFERENCE}"
+        elif variant.endswith("_empty") or variant.endswith("_base"):
+            row["verdict"] = "baseline"
+        elif base_name is None:
+            row["verdict"] = (f"no baseline loop in this run ({' or '.join(BASE_OF[language(variant)])}"
+                              " with two repetitions): no site cost")
         else:
-            d.append(np.nan); d_lo.append(np.nan); d_hi.append(np.nan)
-            verdicts.append("no reference")
-    out["baseline"] = bases
-    out["net"], out["net_lo"], out["net_hi"] = net, net_lo, net_hi
-    out["diff_c"], out["diff_lo"], out["diff_hi"], out["verdict"] = d, d_lo, d_hi, verdicts
-    out["noise"] = [noise[(r.arch, r.config, r.accel, r.state)] for r in out.itertuples()]
+            base = (arch, cfg, accel, base_name, state)
+            net_draws = np.round(draws[key] - draws[base], DECIMALS)
+            row["net"] = round(r.per_call - out_value(out, base), DECIMALS)
+            row["net_lo"], row["net_hi"] = interval(net_draws)
+            ref = (arch, cfg, accel, REFERENCE, state)
+            if ref not in draws or c_base is None:
+                row["verdict"] = (f"no {REFERENCE} and its baseline in this run: "
+                                  "no comparison with C")
+            else:
+                ref_base = (arch, cfg, accel, c_base, state)
+                ref_net = out_value(out, ref) - out_value(out, ref_base)
+                diff_draws = np.round(net_draws - (draws[ref] - draws[ref_base]), DECIMALS)
+                row["diff_lo"], row["diff_hi"] = interval(diff_draws)
+                row["diff_c"] = round(row["net"] - ref_net, DECIMALS)
+                row["verdict"] = ("reference" if variant == REFERENCE else
+                                  verdict(row["diff_c"], row["diff_lo"], row["diff_hi"],
+                                          noise[group], unit_of(accel, units)))
+        for c in columns:
+            columns[c].append(row[c])
+    for c, values in columns.items():
+        out[c] = values
+    out["noise"] = [noise.get((r.arch, r.config, r.accel, r.state), np.nan)
+                    for r in out.itertuples()]
     out["unit"] = [unit_of(a, units) for a in out.accel]
     return out
 

@@ -71,3 +71,24 @@ def test_listing_puts_c_beside_rust_and_marks_the_path():
     assert "<tpbench_rust_trace>:" in row
     assert "disabled path: 6 instructions per iteration" in text
     assert "*  4d4: xchg %ax,%ax  SITE" in text
+
+
+def test_checks_made_names_what_ran_and_what_was_skipped():
+    ran, skipped = codegen.checks_made(MEASURED, VARIANTS, True, "")
+    assert any("equal the per-call cost measured under icount, for 6 variants" in c for c in ran)
+    assert skipped == []
+    # A KVM run measures cycles: the count check cannot run, and says why.
+    ran, skipped = codegen.checks_made(None, VARIANTS, True, "the guest ran under kvm")
+    assert not any("per-call cost" in c for c in ran)
+    assert skipped == ["instructions counted against instructions measured: the guest ran "
+                       "under kvm"]
+    # A partial run: the checks of the absent variants are skipped, not claimed.
+    ran, skipped = codegen.checks_made({"c_trace": 6}, ["c_empty", "c_trace"], True, "")
+    assert "no call on the disabled path of c_trace" in ran
+    assert "the checks of rust_trace, rust_helper: not in this run" in skipped
+    assert "the count check of c_empty: no measurement" in skipped
+
+
+def test_absent_variants_are_not_failed():
+    f = funcs("objdump-tpbench-jump_label.txt")
+    assert codegen.check_codegen(f, {}, None, ["c_empty", "rust_empty"], jump_label=True) == []

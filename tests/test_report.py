@@ -94,14 +94,23 @@ def test_cover_letter_numbers_come_from_the_committed_run():
 
 
 def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
-    """REPORT.md is exactly what the analysis makes of the committed run it names."""
+    """REPORT.md is exactly what the analysis makes of the committed run it names, and so
+    are the run's codegen outputs, made again from its committed modules: a change to the
+    walker or the checks cannot leave either stale."""
     import re
     from runner import config as cfg
     committed = (cfg.REPO / "REPORT.md").read_text()
     run_id = re.search(r"^Run `([^`]+)`", committed, re.M).group(1)
+    original = cfg.REPO / "data" / run_id
     copy = tmp_path / "data" / run_id
-    shutil.copytree(cfg.REPO / "data" / run_id, copy, ignore=shutil.ignore_patterns("plots"))
+    made = ("codegen-*.txt", "paths-*.tsv")
+    shutil.copytree(original, copy, ignore=shutil.ignore_patterns("plots", *made))
     monkeypatch.setattr(cli, "REPO", tmp_path)
+    assert cli.cmd_codegen(copy, allow_incomplete=False) == 0
+    names = sorted(p.name for pattern in made for p in original.glob(pattern))
+    assert names and names == sorted(p.name for pattern in made for p in copy.glob(pattern))
+    for name in names:
+        assert (copy / name).read_text() == (original / name).read_text(), name
     assert cli.cmd_report(copy, allow_incomplete=False) == 0
     assert (tmp_path / "REPORT.md").read_text() == committed
 

@@ -132,3 +132,29 @@ def test_first_rep_outlier_is_flagged():
     df.loc[(df.rep == 0) & (df.n == 100), "cycles"] += 500
     assert stats.first_rep_outlier(df)
     assert not stats.first_rep_outlier(exact_run({"c_trace": 6}))
+
+
+def test_one_repetition_has_no_interval_and_no_verdict():
+    t = stats.summarize(exact_run({"c_base": 4, "c_trace": 6}, reps=1)).set_index("variant")
+    assert t.loc["c_trace", "per_call"] == 6                     # the slope is still there
+    assert pd.isna(t.loc["c_trace", "ci_lo"])                    # but no "exact" interval
+    assert t.loc["c_trace", "verdict"] == "one repetition: no interval, no verdict"
+
+
+def test_one_value_of_n_cannot_be_fitted():
+    t = stats.summarize(exact_run({"c_base": 4, "c_trace": 6}, ns=(0, 100))).set_index("variant")
+    assert pd.isna(t.loc["c_trace", "per_call"])
+    assert t.loc["c_trace", "verdict"] == "no fit: needs two values of N above 0 (has N=100)"
+
+
+def test_a_run_without_c_trace_says_so():
+    t = stats.summarize(exact_run({"rust_base": 3, "rust_trace": 4})).set_index("variant")
+    assert t.loc["rust_trace", "net"] == 1
+    assert t.loc["rust_trace", "verdict"] == "no c_trace and its baseline in this run: no comparison with C"
+
+
+def test_a_run_without_a_baseline_says_so():
+    t = stats.summarize(exact_run({"c_trace": 6, "rust_trace": 4})).set_index("variant")
+    assert t.loc["rust_trace", "verdict"].startswith("no baseline loop in this run (rust_base or rust_empty")
+    assert pd.isna(t.loc["rust_trace", "net"])
+    assert (t.verdict != "baseline").all()
