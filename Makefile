@@ -71,6 +71,6 @@ report:
 test: deps
 	$(PYTHON) -m pytest -v -p no:cacheprovider --capture=tee-sys tests
 
+# Every test that needs no kernel build, boot or tree (conftest marks the others).
 unit-test:
-	$(PYTHON) -m pytest -v -p no:cacheprovider tests/test_console.py tests/test_jump_table.py \
-		tests/test_runner.py tests/test_stats.py tests/test_native.py
+	$(PYTHON) -m pytest -v -p no:cacheprovider -m "not kernel" tests

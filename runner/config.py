@@ -30,7 +30,7 @@ DEBIAN_PACKAGES = (
     "libclang-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "xz-utils", "git", "busybox-static", "qemu-system-x86",
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
-    "gnuplot-nox",
+    "gnuplot-nox", "python3-ply", "python3-git",   # the last two: checkpatch's spdxcheck.py
 )
 
 

@@ -28,6 +28,18 @@ def pytest_configure(config):
                                 f"supported: {', '.join(cfg.ARCHS)}")
 
 
+# Fixtures that build or boot a kernel (or extract its tree); a test that uses one is marked
+# `kernel`, and `make unit-test` runs every other test (pytest -m "not kernel").
+KERNEL_FIXTURES = {"source_tree", "kernels", "sample_initramfs", "two_runs"}
+
+
+def pytest_collection_modifyitems(config, items):
+    config.addinivalue_line("markers", "kernel: needs a built kernel or the kernel tree")
+    for item in items:
+        if KERNEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.kernel)
+
+
 def pytest_runtest_logreport(report):
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         _counts[report.outcome] += 1

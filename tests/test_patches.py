@@ -67,10 +67,17 @@ def test_series_applies_to_the_pristine_tree(source_tree):
 
 @pytest.mark.parametrize("patch", PATCHES, ids=lambda p: p.name[:4])
 def test_checkpatch_strict(source_tree, patch):
+    # checkpatch runs scripts/spdxcheck.py with the first python3 on PATH: Debian's, which
+    # has python3-ply and python3-git, not a python of the user's own.
+    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     proc = subprocess.run([source_tree.path / "scripts/checkpatch.pl", "--strict", "--terse",
                            "--no-summary", str(patch)], cwd=source_tree.path, text=True,
-                          capture_output=True)
+                          capture_output=True, env=env)
     findings = [line for line in proc.stdout.splitlines() if re.search(r": (ERROR|WARNING|CHECK):", line)]
+    # checkpatch exits 0 when clean and 1 with findings; anything else (or output on stderr)
+    # means it did not check the patch, and an empty findings list would prove nothing.
+    assert proc.returncode in (0, 1) and not proc.stderr.strip(), (proc.returncode, proc.stderr)
+    assert (proc.returncode == 1) == bool(findings), (proc.returncode, proc.stdout)
     assert not [f for f in findings if ": ERROR:" in f], findings
     text = patch.read_text().split("\n---\n", 1)[0]
     note = text.split("checkpatch:", 1)[1] if "checkpatch:" in text else ""

@@ -35,10 +35,10 @@ def render(run, context=None):
 def test_report_carries_the_numbers_of_the_run(run):
     text, summary = render(run)
     assert "unit: **instructions** per call" in text
-    row = summary[(summary.config == "jump_label") & (summary.state == "disabled")
-                  & (summary.variant == "rust_trace")].iloc[0]
-    assert (f"| x86_64 | jump_label | disabled | `rust_trace` | {row.per_call:g} | instructions "
-            f"| exact | {row.net:g} |") in text
+    # Known from the fixture's samples (4 instructions a call, 1 more than rust_empty's 3),
+    # not from the summary the report was made of.
+    assert "| x86_64 | jump_label | disabled | `rust_trace` | 4 | instructions | exact | 1 |" in text
+    assert summary is not None
     assert "| x86_64 | jump_label | Rust declare_trace! | 1 instruction (exact) |  |  |" in text
     assert "| x86_64 | jump_label | C trace_<name>() | 2 instructions (exact) |" in text
     assert "| `rust_trace` | 4 | instructions | exact | 1 | -1 | costs 1 instruction less" in text
@@ -150,8 +150,10 @@ def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
     assert "Alignment: " in text and "MHz (the host kernel)" in text
     row = summary[(summary.config == "jump_label") & (summary.accel == "native")
                   & (summary.variant == "rust_helper")].iloc[0]
-    assert row.unit == "TSC ticks" and row.per_call > 0
-    assert f"| `rust_helper` | 9 instructions | {row.per_call:.2f} (" in text
+    assert row.unit == "TSC ticks"
+    # The fixture's fastest samples at the kernel's placement: 78 ticks at N=1, 416 at N=100,
+    # 35204 at N=10000: a slope of 3.51 ticks a call.
+    assert "| `rust_helper` | 9 instructions | 3.51 (3.51..3.52) |" in text
     assert (native_run / "plots" / "sites.png").stat().st_size > 1000
 
 

@@ -37,11 +37,18 @@ def test_fragments_request_what_the_issue_needs():
 
 
 def test_cache_keys_follow_content(tmp_path, monkeypatch):
-    assert cfg.digest([b"a"]) == cfg.digest([b"a"]) != cfg.digest([b"b"])
+    # A known value: a key that changed for the same content would rebuild every kernel.
+    assert cfg.digest([b"a"]) == "bf5d3affb73e"
+    assert cfg.digest([b"a"]) != cfg.digest([b"b"])
     assert cfg.digest([b"ab", b"c"]) != cfg.digest([b"a", b"bc"])
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
     assert cfg.cache_root() == tmp_path
-    assert not str(cfg.cache_root()).startswith(str(cfg.REPO))
+    monkeypatch.delenv("TPBENCH_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cfg.cache_root() == tmp_path / "xdg" / "tpbench"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cfg.cache_root() == tmp_path / "home" / ".cache" / "tpbench"
 
 
 def test_tcg_command_counts_instructions():
