@@ -395,7 +395,8 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "so costs are instruction counts and repeat exactly; the codegen check compares them "
         "with the instructions counted in the disassembly. Under KVM they are cycles.",
         "- Before timing, the module checks (KTAP) that the Rust static branch follows the key, "
-        "that no probe means no hits, and that with the probe every firing variant delivers "
+        "that with a probe attached and the key forced off no site calls the probe, and that "
+        "with the probe and the key on every firing variant delivers "
         "exactly N hits with the right arguments.",
         "",
         "## Provenance",

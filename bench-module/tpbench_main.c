@@ -65,7 +65,6 @@ static u64 tpbench_now(void)
 
 #define TPBENCH_MAX_N		1000000UL
 #define TPBENCH_MAX_REPS	1000
-#define TPBENCH_RESULTS_SIZE	(4 << 20)
 
 struct tpbench_variant {
 	const char *name;
@@ -108,23 +107,48 @@ static unsigned int warmup = 3;
 module_param(warmup, uint, 0444);
 MODULE_PARM_DESC(warmup, "untimed calls before the timed ones, 0..1000");
 
+static unsigned int results_kib = 4096;
+module_param(results_kib, uint, 0444);
+MODULE_PARM_DESC(results_kib, "size of the results buffer in KiB, 4..65536 (small sizes test its overflow)");
+
 /* Bitmaps of the selected variants and states, from the parameters. */
 static unsigned long variant_mask, state_mask;
 
+/* Room kept at the end of the buffer for the lines that say it filled up. */
+#define TPBENCH_RESULTS_TAIL	256
+
 static char *results;
-static size_t results_len;
+static size_t results_size, results_len;
+static bool results_full;
 static struct debugfs_blob_wrapper results_blob;
 static struct dentry *tpbench_dir;
 
-static __printf(1, 2) void out(const char *fmt, ...)
+/*
+ * Appends one formatted line, whole or not at all: a sample cut short would
+ * still parse as a sample with a wrong count. Once a line does not fit, the
+ * buffer is marked full and nothing more is written but the closing lines.
+ */
+static __printf(2, 3) void emit(size_t limit, const char *fmt, ...)
 {
 	va_list args;
+	int len;
 
+	if (results_full && limit < results_size)
+		return;
 	va_start(args, fmt);
-	results_len += vscnprintf(results + results_len,
-				  TPBENCH_RESULTS_SIZE - results_len, fmt, args);
+	len = vsnprintf(results + results_len, limit - results_len, fmt, args);
 	va_end(args);
+	if (len < 0 || results_len + len >= limit) {
+		results[results_len] = '\0';
+		results_full = true;
+		return;
+	}
+	results_len += len;
 }
+
+#define out(fmt, ...) \
+	emit(results_size - TPBENCH_RESULTS_TAIL, fmt, ##__VA_ARGS__)
+#define out_tail(fmt, ...) emit(results_size, fmt, ##__VA_ARGS__)
 
 /* What the probe saw; only touched with the probe attached. */
 static unsigned long probe_hits, probe_sum, probe_last;
@@ -181,7 +205,7 @@ static int validate_params(void)
 {
 	const char *vnames[ARRAY_SIZE(tpbench_variants)];
 	size_t k;
-	int ret, i;
+	int ret, i, positive;
 
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++)
 		vnames[k] = tpbench_variants[k].name;
@@ -196,6 +220,12 @@ static int validate_params(void)
 		pr_err("tpbench: parameter ns: empty\n");
 		return -EINVAL;
 	}
+	for (i = 0, positive = 0; i < ns_count; i++)
+		positive += ns[i] > 0;
+	if (positive < 2) {
+		pr_err("tpbench: parameter ns: the per-call cost is a slope: give at least two values above 0\n");
+		return -EINVAL;
+	}
 	for (i = 0; i < ns_count; i++) {
 		if (ns[i] > TPBENCH_MAX_N) {
 			pr_err("tpbench: parameter ns: %lu is above %lu (a negative value wraps to a huge one)\n",
@@ -205,6 +235,10 @@ static int validate_params(void)
 	}
 	if (reps < 1 || reps > TPBENCH_MAX_REPS) {
 		pr_err("tpbench: parameter reps: %u is not in 1..%d\n", reps, TPBENCH_MAX_REPS);
+		return -EINVAL;
+	}
+	if (results_kib < 4 || results_kib > 65536) {
+		pr_err("tpbench: parameter results_kib: %u is not in 4..65536\n", results_kib);
 		return -EINVAL;
 	}
 	if (warmup > TPBENCH_MAX_REPS) {
@@ -230,9 +264,10 @@ static u64 time_one(void (*loop)(unsigned long n), unsigned long n)
 static int test_number;
 static bool all_ok = true;
 
+/* Test results go to the tail too, so a full buffer cannot swallow them. */
 static void report(bool ok, const char *name)
 {
-	out("%s %d %s\n", ok ? "ok" : "not ok", ++test_number, name);
+	out_tail("%s %d %s\n", ok ? "ok" : "not ok", ++test_number, name);
 	all_ok &= ok;
 }
 
@@ -284,18 +319,39 @@ static void check_hits(unsigned long n)
 	report(ok, "probe_sees_every_call");
 }
 
-/* With no probe attached, nothing fires. */
-static void check_no_hits(unsigned long n)
+/*
+ * With a probe attached and the key forced off, no site may call it. This
+ * is what a disabled site must do: with no probe at all nothing could be
+ * counted even if a site ignored the key, so a check without a probe could
+ * never fail. The key is switched back on before the probe goes.
+ */
+static void check_key_off_no_hits(unsigned long n)
 {
+	struct static_key *key = &__tracepoint_tpbench_hit.key;
+	unsigned long hits = 0;
 	bool ok = true;
 	size_t k;
+	int ret;
 
-	probe_reset();
-	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++)
+	ret = register_trace_tpbench_hit(tpbench_probe, NULL);
+	if (ret) {
+		out("# register_trace_tpbench_hit: %d\n", ret);
+		report(false, "key_off_no_hits");
+		return;
+	}
+	static_key_disable(key);
+	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
+		probe_reset();
 		tpbench_variants[k].loop(n);
-	ok = probe_hits == 0;
-	out("# hits without probe: %lu\n", probe_hits);
-	report(ok, "no_probe_no_hits");
+		out("# key off, probe attached: variant=%s n=%lu hits=%lu %s\n",
+		    tpbench_variants[k].name, n, probe_hits, probe_hits ? "WRONG" : "ok");
+		hits += probe_hits;
+	}
+	static_key_enable(key);
+	unregister_trace_tpbench_hit(tpbench_probe, NULL);
+	tracepoint_synchronize_unregister();
+	ok = hits == 0 && !static_key_enabled(key);
+	report(ok, "key_off_no_hits");
 }
 
 static void time_state(size_t s)
@@ -331,8 +387,9 @@ static void time_state(size_t s)
 		unregister_trace_tpbench_hit(tpbench_probe, NULL);
 		tracepoint_synchronize_unregister();
 	}
-	report(results_len < TPBENCH_RESULTS_SIZE - 1,
-	       enabled ? "timing_enabled" : "timing_disabled");
+	if (results_full)
+		out_tail("# results buffer full: samples after this point were dropped\n");
+	report(!results_full, enabled ? "timing_enabled" : "timing_disabled");
 }
 
 static int __init tpbench_init(void)
@@ -343,7 +400,8 @@ static int __init tpbench_init(void)
 	ret = validate_params();
 	if (ret)
 		return ret;
-	results = vzalloc(TPBENCH_RESULTS_SIZE);
+	results_size = (size_t)results_kib << 10;
+	results = vzalloc(results_size);
 	if (!results)
 		return -ENOMEM;
 
@@ -351,12 +409,12 @@ static int __init tpbench_init(void)
 	out("1..%lu\n", 3 + hweight_long(state_mask));
 	tpbench_counter_init();
 	check_key_follows();
-	check_no_hits(1000);
+	check_key_off_no_hits(1000);
 	check_hits(1000);
 	for (s = 0; s < ARRAY_SIZE(tpbench_states); s++)
 		if (state_mask & BIT(s))
 			time_state(s);
-	out("# tpbench: %s\n", all_ok ? "all passed" : "FAILED");
+	out_tail("# tpbench: %s\n", all_ok ? "all passed" : "FAILED");
 
 	results_blob.data = results;
 	results_blob.size = results_len;

@@ -36,6 +36,7 @@ class BenchParams:
     ns: tuple[int, ...] = (0, 1, 10, 100, 1000, 10000)
     reps: int = 31
     warmup: int = 3
+    results_kib: int | None = None   # the module's results buffer; None: its default (4 MiB)
 
     def problems(self) -> list[str]:
         """The same checks the module makes, so that bad input fails before a boot."""
@@ -53,16 +54,22 @@ class BenchParams:
         for n in self.ns:
             if not 0 <= n <= MAX_N:
                 out.append(f"N={n} is outside 0..{MAX_N}")
+        if len({n for n in self.ns if n > 0}) < 2:
+            out.append("the per-call cost is a slope over N: give at least two values of N "
+                       "above 0")
         if not 1 <= self.reps <= MAX_REPS:
             out.append(f"reps={self.reps} is outside 1..{MAX_REPS}")
         if not 0 <= self.warmup <= MAX_REPS:
             out.append(f"warmup={self.warmup} is outside 0..{MAX_REPS}")
+        if self.results_kib is not None and not 4 <= self.results_kib <= 65536:
+            out.append(f"results_kib={self.results_kib} is outside 4..65536")
         return out
 
     def module_args(self) -> list[str]:
         return [f"variants={','.join(self.variants)}", f"states={','.join(self.states)}",
                 f"ns={','.join(map(str, self.ns))}", f"reps={self.reps}",
-                f"warmup={self.warmup}"]
+                f"warmup={self.warmup}"] + (
+                    [f"results_kib={self.results_kib}"] if self.results_kib else [])
 
 
 def parse_list(text: str) -> tuple[str, ...]:
@@ -205,11 +212,12 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
         "seconds_to_init": (round(result.time_to_init, 1)
                             if result.time_to_init is not None else None),
     }
-    ktap = console.parse_ktap(result.results.splitlines())
+    lines, cut = console.whole_lines(result.results)
+    ktap = console.parse_ktap(lines)
     rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in ktap.samples]
     write_atomically(run / "samples.csv", samples_csv(rows))
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
-    failure = world.boot_failure(result, ktap.problems)
+    failure = world.boot_failure(result, list(ktap.problems) + cut)
     if failure:
         raise world.Failure(f"{arch.name}/{config.name}: {failure}")
     world.say(f"[tpbench] {arch.name}/{config.name}: {len(ktap.samples)} samples, all "

@@ -92,6 +92,16 @@ class KtapResult:
         return not self.problems
 
 
+def whole_lines(text: str) -> tuple[list[str], list[str]]:
+    """The lines of the results channel, without a last line that was cut short (no newline:
+    the guest died or the file was cut while it was written), and the problem if one was."""
+    lines = text.splitlines()
+    if text and not text.endswith("\n") and lines:
+        return lines[:-1], [f"the last line of the results was cut short and is not used: "
+                            f"{lines[-1][:80]!r}"]
+    return lines, []
+
+
 def parse_ktap(lines) -> KtapResult:
     """Parses the module's KTAP. Tests the plan announced but never reported count as crashed."""
     plan = None

@@ -52,7 +52,8 @@ def test_clean_ktap():
     k = console.parse_ktap(read("ktap-bench-jump_label.txt"))
     assert k.ok and k.plan == 5 and len(k.tests) == 5
     assert [name for _, name, _ in k.tests][:3] == [
-        "rust_static_branch_follows_key", "no_probe_no_hits", "probe_sees_every_call"]
+        "rust_static_branch_follows_key", "key_off_no_hits", "probe_sees_every_call"]
+    assert "key off, probe attached: variant=rust_trace n=1000 hits=0 ok" in k.diagnostics
     assert {s["variant"] for s in k.samples} == set(bench.VARIANTS)
     assert "key before=0 during=1 after=0 register=0" in k.diagnostics
 
@@ -74,10 +75,24 @@ def test_refused_insmod_has_no_ktap():
 
 
 def test_failed_test_is_reported():
-    lines = [l.replace("ok 2 no_probe_no_hits", "not ok 2 no_probe_no_hits")
+    lines = [l.replace("ok 2 key_off_no_hits", "not ok 2 key_off_no_hits")
              for l in read("ktap-bench-jump_label.txt")]
     k = console.parse_ktap(lines)
-    assert not k.ok and "test 2 no_probe_no_hits failed" in k.problems
+    assert not k.ok and "test 2 key_off_no_hits failed" in k.problems
+
+
+def test_a_results_line_cut_short_is_not_used():
+    text = (FIXTURES / "ktap-bench-jump_label.txt").read_text()
+    cut = text[:text.index("cycles=", text.index("# sample")) + len("cycles=1")]
+    lines, problems = console.whole_lines(cut)
+    assert problems and "cut short" in problems[0] and "cycles=1'" in problems[0]
+    assert not any(l.endswith("cycles=1") for l in lines)
+    assert console.whole_lines(text) == (text.splitlines(), [])
+
+
+def test_one_value_of_n_is_refused_before_boot():
+    problems = bench.BenchParams(ns=(0, 100)).problems()
+    assert any("at least two values of N above 0" in p for p in problems)
 
 
 def test_samples_csv_columns():
@@ -241,6 +256,23 @@ def test_rust_disabled_site_is_no_dearer_than_c(two_runs):
             c = per_call(load(two_runs[0]), arch, config, "disabled")
             assert c["rust_trace"] - c["rust_base"] <= c["c_trace"] - c["c_base"], (arch, config)
             assert c["rust_helper"] > c["rust_trace"]
+
+
+def test_full_results_buffer_is_marked_and_never_cuts_a_sample(kernels):
+    """A results buffer too small for the matrix (the module's results_kib): the module
+    stops at a whole line, says so, fails its timing test, and every sample stored is
+    whole; the run is kept, marked incomplete."""
+    data = OUT / "data-full"
+    params = bench.BenchParams(ns=(1, 10, 100, 1000), reps=20, warmup=0, results_kib=8)
+    with pytest.raises(world.Failure, match="timing_disabled failed"):
+        bench.run_matrix(["jump_label"], "tcg", params, data, ["x86_64"])
+    run = sorted(data.iterdir())[-1]
+    results = (run / "results-x86_64-jump_label.txt").read_text()
+    assert "# results buffer full: samples after this point were dropped" in results
+    rows = load(run)
+    assert 0 < len(rows) < len(bench.VARIANTS) * 4 * 20 * 2
+    assert all(r["cycles"].isdigit() for r in rows)
+    assert json.loads((run / "context.json").read_text())["complete"] is False
 
 
 def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
