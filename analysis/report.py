@@ -1,5 +1,6 @@
 """REPORT.md from one run directory; every number in it comes from that run's files."""
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -299,6 +300,41 @@ def sources(summary: pd.DataFrame, context: dict) -> list[str]:
     return out + [""]
 
 
+# What each of the module's KTAP tests checks, by name; a run's report lists the tests its
+# results files report, so it never describes a check that run did not make.
+KTAP_TESTS = {
+    "rust_static_branch_follows_key": "the Rust static branch follows the key (off, on with a "
+                                      "probe registered, off again)",
+    "key_off_no_hits": "with a probe attached and the key forced off, no variant's site calls it",
+    "no_probe_no_hits": "with no probe attached, the probe counts no hits (a check that cannot "
+                        "fail: nothing counts without a probe; later runs replace it)",
+    "probe_sees_every_call": "with the probe attached, every firing variant delivers exactly N "
+                             "hits with the right arguments",
+    "timing_disabled": "the timing with the tracepoint disabled completed and fit the buffer",
+    "timing_enabled": "the timing with the tracepoint enabled completed and fit the buffer",
+}
+_KTAP_RESULT = re.compile(r"^(ok|not ok) \d+ (\S+)")
+
+
+def module_checks(run: Path) -> list[str]:
+    """The module's own KTAP tests as this run's results files report them."""
+    seen: dict[str, set[str]] = {}
+    files = sorted(run.glob("results-*.txt"))
+    for f in files:
+        for line in f.read_text(errors="replace").splitlines():
+            m = _KTAP_RESULT.match(line)
+            if m:
+                seen.setdefault(m.group(2), set()).add(m.group(1))
+    if not seen:
+        return ["- The run's results files report no KTAP tests of the module."]
+    out = [f"- The module's own KTAP tests, as the {len(files)} results files of this run "
+           "report them:"]
+    for name, statuses in seen.items():
+        verdict = "ok in every config" if statuses == {"ok"} else "**failed** in some config"
+        out.append(f"  - `{name}`: {KTAP_TESTS.get(name, 'no description')}; {verdict}.")
+    return out
+
+
 def native_hz(context: dict) -> float | None:
     """The TSC frequency for converting native ticks: the host kernel's own value where it
     was readable, the harness's calibration otherwise."""
@@ -394,10 +430,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "guest instruction; the x86 TSC and the arm64 cycle counter (1 GHz in QEMU) follow it, "
         "so costs are instruction counts and repeat exactly; the codegen check compares them "
         "with the instructions counted in the disassembly. Under KVM they are cycles.",
-        "- Before timing, the module checks (KTAP) that the Rust static branch follows the key, "
-        "that with a probe attached and the key forced off no site calls the probe, and that "
-        "with the probe and the key on every firing variant delivers "
-        "exactly N hits with the right arguments.",
+        *module_checks(run),
         "",
         "## Provenance",
         "",

@@ -97,7 +97,8 @@ def bench_params(args) -> bench.BenchParams:
     return bench.BenchParams(variants=bench.parse_list(args.variants),
                              states=bench.parse_list(args.states),
                              ns=bench.parse_ints(args.ns, "NS"),
-                             reps=int(args.reps), warmup=int(args.warmup))
+                             reps=bench.parse_int(args.reps, "REPS"),
+                             warmup=bench.parse_int(args.warmup, "WARMUP"))
 
 
 def cmd_bench(args) -> int:

@@ -10,6 +10,7 @@ import io
 import json
 import platform
 import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,6 +77,13 @@ def parse_list(text: str) -> tuple[str, ...]:
     return tuple(x for x in text.replace(",", " ").split() if x)
 
 
+def parse_int(text: str, what: str) -> int:
+    values = parse_ints(text, what)
+    if len(values) != 1:
+        raise world.Failure(f"{what} must be one integer, not {text!r}")
+    return values[0]
+
+
 def parse_ints(text: str, what: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in parse_list(text))
@@ -97,14 +105,44 @@ def samples_csv(rows) -> str:
     return buf.getvalue()
 
 
+RUN_ID_TAG = "the first 7 hex digits of sha256(series hash + matrix parameters)"
+
+
 def new_run_dir(root: Path, params: BenchParams) -> Path:
-    """data/<UTC time>-<hash of series and parameters>; never reuses a directory."""
+    """data/<UTC time>-<tag>[-<k>] (RUN_ID_TAG says what the tag hashes); never reuses a
+    directory: a second run started in the same second with the same matrix gets -2."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     tag = hashlib.sha256((cfg.series_hash() + repr(params)).encode()).hexdigest()[:7]
     root.mkdir(parents=True, exist_ok=True)
-    run = root / f"{stamp}-{tag}"
-    run.mkdir()   # fails if it exists: earlier runs are never touched
-    return run
+    for k in range(1, 100):
+        run = root / (f"{stamp}-{tag}" if k == 1 else f"{stamp}-{tag}-{k}")
+        try:
+            run.mkdir()   # atomic: of two runs, one gets the name and the other moves on
+            return run
+        except FileExistsError:
+            continue
+    raise world.Failure(f"{root}: 99 runs named {stamp}-{tag} already; wait a second")
+
+
+def first_line(e: BaseException) -> str:
+    """A reason for context.json, even from an exception without a message."""
+    if isinstance(e, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else f"{type(e).__name__} (no message)"
+
+
+def project_state() -> dict:
+    """The checkout that made the run: its commit, whether it had changes, and a hash of the
+    module sources that were built."""
+    commit = world.output_of(["git", "-C", str(cfg.REPO), "rev-parse", "HEAD"])
+    status = world.output_of(["git", "-C", str(cfg.REPO), "status", "--porcelain",
+                              "--untracked-files=no"])
+    sources = sorted(p for p in BENCH_MODULE.iterdir() if p.is_file())
+    return {"project_commit": commit,
+            "project_dirty": None if commit == "unavailable" else bool(status),
+            "module_source_hash": cfg.digest([p.name.encode() + b"\0" + p.read_bytes()
+                                              for p in sources])}
 
 
 def host_cpu() -> str:
@@ -114,9 +152,10 @@ def host_cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def build_bench_module(kbuild: world.KernelBuild) -> Path:
-    """Copies bench-module/ next to the kernel build (never into the checkout) and builds it."""
-    out = kbuild.build / "tpbench-bench-module"
+def build_bench_module(kbuild: world.KernelBuild, work: Path) -> Path:
+    """Copies bench-module/ into `work` (a directory of this run's own, never the checkout,
+    so two runs at once do not build into one directory) and builds it there."""
+    out = work / "tpbench-bench-module"
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(BENCH_MODULE, out, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))
@@ -152,6 +191,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         "kernel_package": f"{cfg.SOURCE_PACKAGE} {world.debian_version(cfg.SOURCE_PACKAGE)}",
         "series_hash": cfg.series_hash(),
         "series": [p.name for p in cfg.series_files()],
+        **project_state(),
+        "run_id_tag": RUN_ID_TAG,
         "toolchain": {a.name: world.toolchain_versions(a) for a in archs},
         "module_params": params.module_args(),
         "requested_accel": accel,
@@ -172,8 +213,7 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         context["complete"] = True
         context["incomplete_reason"] = None
     except BaseException as e:
-        context["incomplete_reason"] = ("interrupted (Ctrl-C)" if isinstance(e, KeyboardInterrupt)
-                                        else str(e).splitlines()[0])
+        context["incomplete_reason"] = first_line(e)
         raise
     finally:
         write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
@@ -188,10 +228,20 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
     judging the boot, so a failed guest's samples are kept with the run."""
     tag = f"{arch.name}-{config.name}"
     kb = world.build_kernel(source, arch, config)
-    ko = build_bench_module(kb)
-    # The exact module measured, for the codegen comparison of this run.
-    shutil.copy(ko, run / f"tpbench-{tag}.ko")
-    initrd = world.make_initramfs(kb.build / "initramfs-bench.cpio.gz", {"/tpbench.ko": ko}, arch)
+    # Scratch of this run alone (module build, initramfs), in the cache, gone afterwards.
+    with tempfile.TemporaryDirectory(prefix=f"work-{run.name}-{tag}-", dir=cfg.cache_root()) as tmp:
+        ko = build_bench_module(kb, Path(tmp))
+        # The exact module measured, for the codegen comparison of this run.
+        shutil.copy(ko, run / f"tpbench-{tag}.ko")
+        initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz",
+                                      {"/tpbench.ko": ko}, arch)
+        boot_and_record(arch, config, kb, initrd, accel, params, run, context, timeout, rows)
+
+
+def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchParams, run: Path,
+                    context: dict, timeout: float, rows: list) -> None:
+    """Boots one kernel with the module and records its samples and context."""
+    tag = f"{arch.name}-{config.name}"
     append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
     with world.Stage(f"run matrix on {arch.name}/{config.name}"):
         # Straight into the run directory, so an interrupted boot keeps its console.

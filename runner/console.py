@@ -6,6 +6,10 @@ from dataclasses import dataclass
 # printk timestamps ("[    1.234567] ") are optional in what we parse.
 _TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 _PANIC = re.compile(r"Kernel panic - not syncing|BUG: kernel NULL pointer|Oops:|general protection fault")
+# What the kernel prints when something went wrong but it carried on: a run during which
+# any of these appeared cannot be trusted (its timings may include the report itself).
+_TROUBLE = re.compile(r"WARNING:|BUG:|rcu: INFO: rcu_\w+ detected stalls|rcu_\w+ self-detected stall"
+                      r"|soft lockup|hard LOCKUP|INFO: task .* blocked for more than")
 
 
 def strip_timestamp(line: str) -> str:
@@ -18,18 +22,22 @@ class BootVerdict:
     finished: bool          # init said it was done
     panic: str | None       # the first panic/oops line, if any
     rebooted: bool          # a "reboot:" line was printed
+    trouble: tuple[str, ...] = ()   # warnings, BUGs, stalls and lockups the kernel reported
 
     @property
     def ok(self) -> bool:
-        return self.reached_init and self.finished and self.panic is None
+        return self.reached_init and self.finished and self.panic is None and not self.trouble
 
 
 def judge_console(lines, init_marker="tpbench-init: started", done_marker="tpbench-init: done"):
     """What a boot's console says happened. Parsing stops at a panic or a reboot line."""
     reached = finished = rebooted = False
     panic = None
+    trouble = []
     for raw in lines:
         line = strip_timestamp(raw)
+        if _TROUBLE.search(line) and not _PANIC.search(line):
+            trouble.append(line.strip())
         if init_marker in line:
             reached = True
         elif done_marker in line:
@@ -40,7 +48,7 @@ def judge_console(lines, init_marker="tpbench-init: started", done_marker="tpben
         elif line.startswith("reboot:"):
             rebooted = True
             break
-    return BootVerdict(reached, finished, panic, rebooted)
+    return BootVerdict(reached, finished, panic, rebooted, tuple(trouble))
 
 
 def section(lines, begin: str, end: str) -> list[str] | None:

@@ -480,9 +480,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     except BaseException as e:
         # The guests' samples stay as they were; the run says what the native stage lacks.
         context["complete"] = False
-        context["incomplete_reason"] = ("native stage: " + ("interrupted (Ctrl-C)"
-                                        if isinstance(e, KeyboardInterrupt)
-                                        else str(e).splitlines()[0]))
+        context["incomplete_reason"] = "native stage: " + bench.first_line(e)
         bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
         raise
     counters = {p["counter"] for v in info.values() for p in v.values()}

@@ -4,9 +4,11 @@ The rest of the runner is pure: configuration (runner.config) and console
 parsing (runner.console).
 """
 
+import dataclasses
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -412,6 +414,17 @@ class BootResult:
 PROGRESS_MARKERS = ("tpbench-init:", "tpbench: timing")
 
 
+def killed_by(returncode: int | None) -> str | None:
+    """'signal 9 (SIGKILL)' for a process a signal ended, else None."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "unknown"
+    return f"signal {-returncode} ({name})"
+
+
 def boot_failure(result: "BootResult", problems=()) -> str | None:
     """Why a boot cannot be trusted, with the last console lines; None when it can."""
     verdict = console.judge_console(result.console_lines)
@@ -419,6 +432,12 @@ def boot_failure(result: "BootResult", problems=()) -> str | None:
         return None
     why = ("; ".join(problems) or verdict.panic
            or ("never reached init" if not verdict.reached_init else "init did not finish"))
+    if verdict.trouble:
+        quoted = "\n  ".join(verdict.trouble[:5])
+        why = f"the kernel reported trouble during the run:\n  {quoted}\n{why}"
+    signal_name = killed_by(result.returncode)
+    if signal_name and not result.timed_out:
+        why = f"QEMU was killed by {signal_name} before the module reported; {why}"
     if result.timed_out:
         why = f"guest timed out; {why}"
     tail = "\n".join(result.console_lines[-15:])
@@ -498,8 +517,13 @@ def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: st
             probe = _boot_once(cmd, outdir / f"console-{name}-kvm-probe.log", results, "kvm",
                                "auto: KVM tried first", timeout, kvm_probe_timeout)
             if probe.reached_init:
-                return probe
+                # The probe was the run: its log gets the name every other run's has.
+                final = outdir / f"console-{name}.log"
+                probe.console_log.rename(final)
+                return dataclasses.replace(probe, console_log=final)
             how = (f"did not reach init within {kvm_probe_timeout:.0f} s" if probe.timed_out
+                   else f"QEMU was killed by {killed_by(probe.returncode)} before init"
+                   if killed_by(probe.returncode)
                    else f"QEMU exited with status {probe.returncode} before init")
             say(f"[tpbench] KVM guest {how}; falling back to TCG")
             chosen = "tcg"

@@ -330,3 +330,36 @@ def test_native_stage_on_the_fresh_modules(two_runs):
         for accel in ("native", "native+16"):
             assert (summary.loc[(config, accel, "rust_helper"), "per_call"]
                     > summary.loc[(config, accel, "rust_trace"), "per_call"]), (config, accel)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--reps", "many"], "REPS must be integers, not 'many'"),
+    (["--reps", "3 4"], "REPS must be one integer, not '3 4'"),
+    (["--warmup", "1.5"], "WARMUP must be integers"),
+    (["--ns", "1,ten"], "NS must be integers"),
+])
+def test_bad_numbers_are_usage_errors(tmp_path, capsys, args, words):
+    from runner import __main__ as cli
+    assert cli.main(["bench", "--data", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_runs_started_in_the_same_second_get_their_own_directories(tmp_path):
+    runs = [bench.new_run_dir(tmp_path, SHORT) for _ in range(3)]
+    assert len({r.name for r in runs}) == 3
+    assert runs[1].name == runs[0].name + "-2" or runs[1].name[:16] != runs[0].name[:16]
+
+
+def test_an_exception_without_a_message_still_gives_a_reason():
+    assert bench.first_line(world.Failure("")) == "Failure (no message)"
+    assert bench.first_line(IndexError()) == "IndexError (no message)"
+    assert bench.first_line(world.Failure("boot failed\nlast lines")) == "boot failed"
+    assert bench.first_line(KeyboardInterrupt()) == "interrupted (Ctrl-C)"
+
+
+def test_context_names_the_checkout_and_the_module_sources():
+    state = bench.project_state()
+    assert len(state["project_commit"]) == 40 and isinstance(state["project_dirty"], bool)
+    assert len(state["module_source_hash"]) == 12

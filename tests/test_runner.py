@@ -1,5 +1,6 @@
 """The runner's pure parts and its process handling, without a kernel (QEMU faked)."""
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 
 from runner import __main__ as cli
 from runner import config as cfg
+from runner import console
 from runner import world
 
 X86 = cfg.ARCHS["x86_64"]
@@ -192,3 +194,43 @@ def test_boot_failure_names_the_reason_and_the_last_lines(tmp_path):
         .startswith("test 2 failed")
     hung = world.boot_failure(result("console-panic-no-init.log", timed_out=True))
     assert hung.startswith("guest timed out; Kernel panic")
+
+
+def test_qemu_killed_by_a_signal_is_named(tmp_path):
+    """A QEMU that dies of a signal (the OOM killer, a kill -9) before the module reported."""
+    cmd = fake_qemu(tmp_path, "echo 'Linux version 6.12'; echo 'tpbench-init: started'; "
+                              "kill -9 $$\n")
+    r = world._boot_once(cmd, tmp_path / "c.log", tmp_path / "res", "tcg", "test", 10, None)
+    assert r.returncode == -9 and not r.timed_out
+    why = world.boot_failure(r)
+    assert why.startswith("QEMU was killed by signal 9 (SIGKILL) before the module reported; "
+                          "init did not finish")
+
+
+def test_kernel_warnings_during_a_run_fail_it(tmp_path):
+    """A real clean console with a WARNING and a soft lockup spliced in, as a kernel prints
+    them: the run fails with the lines quoted."""
+    from tests.conftest import FIXTURES
+    log = (FIXTURES / "console-clean-jump_label.log").read_text().splitlines()
+    at = next(i for i, l in enumerate(log) if "tpbench-init: started" in l) + 1
+    bad = (log[:at] + ["WARNING: CPU: 0 PID: 61 at kernel/jump_label.c:245 static_key_disable+0x1a/0x30",
+                       "watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [insmod:61]"] + log[at:])
+    verdict = console.judge_console(bad)
+    assert not verdict.ok and len(verdict.trouble) == 2
+    r = world.BootResult("tcg", "test", [], tmp_path / "c", tmp_path / "r", True, False, 0, 1.0,
+                         None, bad)
+    why = world.boot_failure(r)
+    assert why.startswith("the kernel reported trouble during the run:\n  WARNING: CPU: 0 PID: 61")
+    assert "soft lockup" in why
+    assert world.boot_failure(dataclasses.replace(r, console_lines=log)) is None
+
+
+def test_a_kvm_run_keeps_the_console_name_readme_gives(tmp_path, monkeypatch):
+    """With ACCEL=auto and a KVM that boots, the probe is the run: its log is renamed."""
+    cmd = fake_qemu(tmp_path, "echo 'tpbench-init: started'; echo 'tpbench-init: done'\n")
+    monkeypatch.setattr(world, "kvm_usable", lambda: (True, "test"))
+    monkeypatch.setattr(world, "qemu_command", lambda *a, **k: cmd)
+    r = world.boot(X86, Path("bz"), Path("rd"), "", "auto", tmp_path, "x86_64-jump_label")
+    assert r.accel == "kvm" and r.console_log == tmp_path / "console-x86_64-jump_label.log"
+    assert r.console_log.read_text().startswith("tpbench-init: started")
+    assert not (tmp_path / "console-x86_64-jump_label-kvm-probe.log").exists()
