@@ -90,9 +90,9 @@ def explain_pair(costs: pd.DataFrame, arch: str, config: str, path_rows) -> str:
         n = spread[(spread.arch == arch) & (spread.config == config) & (spread.variant == variant)]
         if len(n):
             n = n.iloc[0]
-            text += (f", natively {stats.quantity(n['mean'], n.unit)} on average over "
-                     f"{n.placements} placements ({stats.number(n['min'])}.."
-                     f"{stats.number(n['max'])}"
+            text += (f", natively {stats.measured(n['mean'])} {n.unit} on average over "
+                     f"{n.placements} placements ({stats.measured(n['min'])}.."
+                     f"{stats.measured(n['max'])}"
                      + (", not distinguishable from zero" if n["min"] <= 0 <= n["max"] else "")
                      + ")")
         words.append(text)
@@ -105,7 +105,7 @@ def explain_pair(costs: pd.DataFrame, arch: str, config: str, path_rows) -> str:
         unit = costs[costs.accel == "native"].unit.iloc[0]
         sentence += (f" Natively C's site costs more than Rust's at {more} of the "
                      f"{more + less + same} placements, less at {less}, the same within the "
-                     f"noise at {same} (C minus Rust: {stats.number(lo)}..{stats.number(hi)} "
+                     f"noise at {same} (C minus Rust: {stats.measured(lo)}..{stats.measured(hi)} "
                      f"{unit}).")
     if len(added) == 2:
         c_only = sites.extra_words(added["c_trace"], added["rust_trace"])
@@ -145,12 +145,12 @@ def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str
             g = "" if guest.empty else sites.cost_text(guest.cost.iloc[0], guest.lo.iloc[0],
                                                        guest.hi.iloc[0], guest.unit.iloc[0])
             n = "" if native.empty else native.iloc[0]
+            m = stats.measured
             ntext = "" if native.empty else (
-                f"{stats.quantity(n['mean'], n.unit)} (range {stats.number(n['min'])}.."
-                f"{stats.number(n['max'])} over {n.placements} placements; kernel placement "
-                f"{stats.number(n.kernel)})")
+                f"{m(n['mean'])} {n.unit} (range {m(n['min'])}..{m(n['max'])} over "
+                f"{n.placements} placements; kernel placement {m(n.kernel)})")
             ns = "" if native.empty or not hz or n.unit != stats.NATIVE_UNIT else \
-                f"{n['mean'] / hz * 1e9:.2f} ({n['min'] / hz * 1e9:.2f}..{n['max'] / hz * 1e9:.2f})"
+                f"{m(n['mean'] / hz * 1e9)} ({m(n['min'] / hz * 1e9)}..{m(n['max'] / hz * 1e9)})"
             out.append(f"| {arch} | {config} | {label} | {g} | {ntext} | {ns} |")
     out.append("")
     for arch, config in stats.panels(summary):

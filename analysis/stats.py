@@ -119,6 +119,12 @@ def number(x: float) -> str:
     return "0.00" if text == "-0.00" else text
 
 
+def measured(x: float) -> str:
+    """A measured (not counted) value: always two decimals, never "-0.00"."""
+    text = f"{x:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 def quantity(x: float, unit: str) -> str:
     """ "1 instruction", "2 instructions", "0.70 TSC ticks"."""
     return f"{number(x)} {unit.rstrip('s') if x == 1 else unit}"
