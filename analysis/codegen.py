@@ -18,10 +18,13 @@ _INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} )\s*\t(\S+
 _RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
 _TARGET = re.compile(r"(?:^|[ ,])([0-9a-f]+) <")
 
-# Branch classes of x86_64 and arm64 mnemonics.
-UNCONDITIONAL = {"jmp", "b"}
-CALLS = {"call", "bl"}
+# Branch classes of x86_64 and arm64 mnemonics; older binutils print the x86 ones with a
+# `q` suffix (callq, jmpq, retq).
+UNCONDITIONAL = {"jmp", "jmpq", "b"}
+INDIRECT_JUMPS = {"br"}                          # arm64; x86 writes `jmp *%reg`
+CALLS = {"call", "callq", "bl", "blr"}
 ARM64_CONDITIONAL = {"cbz", "cbnz", "tbz", "tbnz"}
+_SECTION = re.compile(r"^Disassembly of section (\S+):$")
 
 
 def is_jump(m: str) -> bool:
@@ -75,6 +78,7 @@ class Function:
     name: str
     start: int
     insns: list[Insn] = field(default_factory=list)
+    section: str = ".text"
 
     def at(self, addr: int) -> int:
         for i, insn in enumerate(self.insns):
@@ -87,10 +91,15 @@ def parse_objdump(text: str) -> dict[str, Function]:
     """Functions of `objdump -dr --insn-width=16` output, relocations attached."""
     funcs: dict[str, Function] = {}
     current = None
+    section = ".text"
     for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            section, current = m.group(1), None
+            continue
         m = _FUNC.match(line)
         if m:
-            current = Function(m.group(2), int(m.group(1), 16))
+            current = Function(m.group(2), int(m.group(1), 16), section=section)
             funcs[current.name] = current
             continue
         if current is None:
@@ -114,14 +123,170 @@ class WalkError(Exception):
     pass
 
 
-def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> list[tuple[str, Insn]]:
+def is_key_symbol(name: str | None) -> bool:
+    """A relocation that names a tracepoint's key: the tracepoint (the key is one of its
+    fields), or the __tracepoints section where the module defines its own."""
+    return bool(name) and (name.startswith("__tracepoint_") or name == "__tracepoints"
+                           or "static_key" in name)
+
+
+def reg(name: str) -> str:
+    """One name for every width of a register: %eax/%rax/%ax -> ax, %r8d -> r8, w8/x8 -> 8."""
+    r = name.strip().lstrip("%").lower()
+    if re.fullmatch(r"[wx]\d+", r):
+        return r[1:]
+    m = re.fullmatch(r"r(\d+)[dwb]?", r)
+    if m:
+        return "r" + m.group(1)
+    m = re.fullmatch(r"[re]?([abcd]x|si|di|bp|sp)", r)
+    return m.group(1) if m else r
+
+
+def operands(insn: Insn) -> list[str]:
+    """The operands split at top-level commas, without objdump's trailing comment."""
+    text = re.sub(r"(\s{2,}#|\s*//).*$", "", insn.operands).strip()
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([" and 1 or (ch in ")]" and -1 or 0)
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+def immediate(op: str) -> int | None:
+    m = re.fullmatch(r"[$#](-?(?:0x[0-9a-f]+|\d+))", op.strip())
+    return int(m.group(1), 0) if m else None
+
+
+# Whether a conditional branch is taken, from the flags of (count - imm) with count 0 (the
+# key is off); x86 condition codes by suffix, arm64 by their names. "c" is a borrow, as
+# x86's CF; arm64's C flag is its inverse, which its table below accounts for.
+def _flags_of_zero_minus(imm: int) -> dict[str, bool]:
+    return {"z": imm == 0, "s": imm > 0, "c": imm != 0, "o": False}
+
+
+X86_CONDITIONS = {
+    "e": lambda f: f["z"], "z": lambda f: f["z"], "ne": lambda f: not f["z"],
+    "nz": lambda f: not f["z"], "g": lambda f: not f["z"] and f["s"] == f["o"],
+    "nle": lambda f: not f["z"] and f["s"] == f["o"], "ge": lambda f: f["s"] == f["o"],
+    "nl": lambda f: f["s"] == f["o"], "l": lambda f: f["s"] != f["o"],
+    "nge": lambda f: f["s"] != f["o"], "le": lambda f: f["z"] or f["s"] != f["o"],
+    "ng": lambda f: f["z"] or f["s"] != f["o"], "a": lambda f: not f["c"] and not f["z"],
+    "nbe": lambda f: not f["c"] and not f["z"], "ae": lambda f: not f["c"],
+    "nb": lambda f: not f["c"], "nc": lambda f: not f["c"], "b": lambda f: f["c"],
+    "nae": lambda f: f["c"], "c": lambda f: f["c"], "be": lambda f: f["c"] or f["z"],
+    "na": lambda f: f["c"] or f["z"], "s": lambda f: f["s"], "ns": lambda f: not f["s"],
+}
+# arm64's carry is "no borrow": the inverse of x86's for a subtraction.
+ARM64_CONDITIONS = {
+    "eq": lambda f: f["z"], "ne": lambda f: not f["z"], "ge": lambda f: f["s"] == f["o"],
+    "lt": lambda f: f["s"] != f["o"], "gt": lambda f: not f["z"] and f["s"] == f["o"],
+    "le": lambda f: f["z"] or f["s"] != f["o"], "hi": lambda f: not f["c"] and not f["z"],
+    "ls": lambda f: f["c"] or f["z"], "hs": lambda f: not f["c"], "cs": lambda f: not f["c"],
+    "lo": lambda f: f["c"], "cc": lambda f: f["c"], "mi": lambda f: f["s"],
+    "pl": lambda f: not f["s"],
+}
+FLAG_SETTERS = ("cmp", "test", "add", "sub", "inc", "dec", "and", "or", "xor", "neg",
+                "cmn", "tst", "subs", "adds", "ands")
+
+
+class KeyState:
+    """What the walk knows of the key while it is off: the registers holding the key's
+    address or its count (0), and the flags of the last comparison of that count."""
+
+    def __init__(self, f: Function):
+        # Addresses of the key set up outside the loop (arm64: adrp/add with the key's reloc).
+        self.base = {reg(operands(i)[0]) for i in f.insns
+                     if is_key_symbol(i.reloc) and i.mnemonic in ("adrp", "add") and operands(i)}
+        self.count: set[str] = set()
+        self.flags: dict[str, bool] | None = None
+
+    def step(self, insn: Insn) -> None:
+        m, ops = insn.mnemonic, operands(insn)
+        if is_call(m):
+            # A call clobbers the flags; a call to a reader of the key's count (such as
+            # rust_helper_static_key_count) returns the count: 0.
+            self.flags = None
+            if insn.reloc and "key_count" in insn.reloc:
+                self.count |= {"ax", "0"}
+            return
+        reads_key = is_key_symbol(insn.reloc) or any(
+            re.search(r"\[(x\d+)", o) and reg(re.search(r"\[(x\d+)", o).group(1)) in self.base
+            for o in ops)
+        if m.startswith(("mov", "ldr")) and reads_key and ops:
+            dest = ops[-1] if m.startswith("mov") else ops[0]
+            self.count.add(reg(dest))
+            return
+        if m.startswith(("test", "tst")) and len(ops) == 2 and all(
+                reg(o) in self.count for o in ops):
+            self.flags = {"z": True, "s": False, "c": False, "o": False}
+            return
+        if m.startswith("cmp") and len(ops) == 2:
+            # x86 (AT&T): cmp $imm, src; arm64: cmp src, #imm. A memory operand with the
+            # key's relocation is the count itself.
+            imm, src = (immediate(ops[0]), ops[1]) if immediate(ops[0]) is not None else \
+                (immediate(ops[1]), ops[0])
+            if imm is not None and (reg(src) in self.count or is_key_symbol(insn.reloc)):
+                self.flags = _flags_of_zero_minus(imm)
+                return
+        if m.startswith(FLAG_SETTERS):
+            self.flags = None
+        if ops and not m.startswith(("cmp", "test", "tst", "st", "push", "j", "b")):
+            self.count.discard(reg(ops[-1] if "%" in insn.operands else ops[0]))
+
+    def decide(self, insn: Insn) -> bool | None:
+        """Whether this conditional branch is taken with the key off; None if unknown."""
+        m, ops = insn.mnemonic, operands(insn)
+        if m in ("cbz", "cbnz") and ops and reg(ops[0]) in self.count:
+            return m == "cbz"
+        if self.flags is None:
+            return None
+        if m.startswith("b."):
+            test = ARM64_CONDITIONS.get(m[2:])
+        elif m.startswith("j"):
+            test = X86_CONDITIONS.get(m[1:])
+        else:
+            test = None
+        return test(self.flags) if test else None
+
+
+def leaves(f: Function, addr: int, head: int) -> bool:
+    """True when straight-line code from `addr` (following unconditional jumps) returns
+    without coming back to the loop head: that successor of a branch ends the loop."""
+    seen = set()
+    while addr not in seen and len(seen) < 64:
+        seen.add(addr)
+        if addr == head:
+            return False
+        try:
+            insn = f.insns[f.at(addr)]
+        except KeyError:
+            return True              # out of the function: a tail call
+        if is_return(insn.mnemonic):
+            return True
+        if is_conditional(insn.mnemonic) or is_call(insn.mnemonic):
+            return False
+        addr = insn.target if is_jump(insn.mnemonic) and insn.target is not None else insn.end
+    return False
+
+
+def is_site(f: Function, insn: Insn, sites: set) -> bool:
+    return (f.section, insn.addr) in sites
+
+
+def disabled_path(funcs: dict[str, Function], loop: str, sites: set) -> list[tuple[str, Insn]]:
     """The instructions one iteration of `loop` executes with its tracepoint off.
 
-    The walk starts at the loop head (the target of the loop's backward branch)
-    and ends when it returns there. A tracepoint site (`sites`) is a NOP; a
-    forward branch that leaves the loop is not taken (N is large); any other
-    forward conditional branch inside the loop skips the enabled block, so it
-    is taken; calls are followed into functions of the same object.
+    The walk starts at the loop head (the target of the loop's backward branch) and
+    ends when it returns there. Each branch is decided from what "off" means: a site
+    (`sites`: (section, offset) pairs from __jump_table) is a NOP and falls through; a
+    comparison of the key's count takes the side of a count of 0; any other conditional
+    branch is the loop's own and takes the successor that stays in the loop (N is
+    large). A branch it cannot decide, or an indirect jump, stops the walk with the
+    reason. Calls are followed into functions of the same object.
     """
     f = funcs[loop]
     back = [i for i in f.insns if (is_jump(i.mnemonic) or is_conditional(i.mnemonic))
@@ -129,41 +294,57 @@ def disabled_path(funcs: dict[str, Function], loop: str, sites: set[int]) -> lis
     if not back:
         raise WalkError(f"{loop}: no backward branch, no loop")
     head = min(i.target for i in back)
-    loop_end = max(i.addr for i in back)
+    key = KeyState(f)
     path: list[tuple[str, Insn]] = []
     pc = head
     for _ in range(1000):
         insn = f.insns[f.at(pc)]
         path.append((loop, insn))
-        if insn.addr in sites:
-            pc = insn.end
-        elif is_call(insn.mnemonic):
+        pc = next_pc(f, insn, sites, key, head)
+        if is_call(insn.mnemonic):
             path += callee_path(funcs, insn, sites)
-            pc = insn.end
-        elif is_jump(insn.mnemonic):
-            pc = insn.target
-        elif is_conditional(insn.mnemonic):
-            t = insn.target
-            if t == head or (t < insn.addr):
-                pc = t                       # the loop goes round
-            elif t > loop_end:
-                pc = insn.end                # leaving the loop: not while N is large
-            else:
-                pc = t                       # skipping the enabled block
-        elif is_return(insn.mnemonic):
-            raise WalkError(f"{loop}: returned inside the loop at {insn.addr:#x}")
-        else:
-            pc = insn.end
         if pc == head:
             return path
     raise WalkError(f"{loop}: the walk did not come back to the loop head")
 
 
-def site_offsets(sites_map: dict[str, list["Site"]]) -> set[int]:
-    return {s.offset for ss in sites_map.values() for s in ss}
+def next_pc(f: Function, insn: Insn, sites: set, key: KeyState, head: int | None) -> int:
+    """Where the disabled path goes after `insn` (see disabled_path)."""
+    m = insn.mnemonic
+    if is_site(f, insn, sites):
+        return insn.end
+    if is_return(m):
+        raise WalkError(f"{f.name}: returned inside the loop at {insn.addr:#x}")
+    if m in INDIRECT_JUMPS or (is_jump(m) and insn.target is None):
+        raise WalkError(f"{f.name}: an indirect jump at {insn.addr:#x} cannot be followed")
+    key.step(insn)
+    if is_call(m):
+        return insn.end
+    if is_jump(m):
+        return insn.target
+    if not is_conditional(m):
+        return insn.end
+    taken = key.decide(insn)
+    if taken is None and head is not None:
+        stays = [insn.target if not leaves(f, insn.target, head) else None,
+                 insn.end if not leaves(f, insn.end, head) else None]
+        if insn.target == head:
+            taken = True
+        elif stays[0] is not None and stays[1] is None:
+            taken = True
+        elif stays[1] is not None and stays[0] is None:
+            taken = False
+    if taken is None:
+        raise WalkError(f"{f.name}: cannot decide the branch at {insn.addr:#x} ({insn.text}): "
+                        "not a site, not a test of the key, not the loop's own")
+    return insn.target if taken else insn.end
 
 
-def walk_all(funcs, sites: set[int], variants) -> dict[str, list[tuple[str, Insn]] | str]:
+def site_offsets(sites_map: dict[str, list["Site"]]) -> set[tuple[str, int]]:
+    return {(s.section, s.offset) for ss in sites_map.values() for s in ss}
+
+
+def walk_all(funcs, sites: set, variants) -> dict[str, list[tuple[str, Insn]] | str]:
     """The disabled path of each variant's loop, or why it could not be walked."""
     walks = {}
     for v in variants:
@@ -174,29 +355,23 @@ def walk_all(funcs, sites: set[int], variants) -> dict[str, list[tuple[str, Insn
     return walks
 
 
-def callee_path(funcs, call: Insn, sites: set[int]) -> list[tuple[str, Insn]]:
+def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
+    """A called function of the same object, from entry to return, with the key off."""
     name = call.reloc
     if name not in funcs:
         return []    # outside this object (the kernel): the call itself is on the path
     f = funcs[name]
+    key = KeyState(f)
     path = []
-    i = 0
+    pc = f.insns[0].addr
     for _ in range(1000):
-        insn = f.insns[i]
+        insn = f.insns[f.at(pc)]
         path.append((name, insn))
         if is_return(insn.mnemonic):
             return path
-        if insn.addr in sites:
-            i += 1
-        elif is_jump(insn.mnemonic):
-            i = f.at(insn.target)
-        elif is_conditional(insn.mnemonic):
-            # In a helper, a conditional branch on the key count skips the enabled block.
-            i = f.at(insn.target)
-        elif is_call(insn.mnemonic):
+        if is_call(insn.mnemonic) and not is_site(f, insn, sites):
             raise WalkError(f"{name}: nested call on the disabled path")
-        else:
-            i += 1
+        pc = next_pc(f, insn, sites, key, None)
     raise WalkError(f"{name}: no return")
 
 
@@ -223,6 +398,7 @@ class Site:
     offset: int
     kind: str       # nop2 / nop5 / jmp2 / ...
     raw: str
+    section: str = ".text"
 
 
 def sites_by_function(ko: Path) -> dict[str, list[Site]]:
@@ -230,7 +406,8 @@ def sites_by_function(ko: Path) -> dict[str, list[Site]]:
     for e in read_jump_table(ko):
         if e.function:
             out.setdefault(e.function, []).append(
-                Site(e.function, e.code_offset, e.site_kind, e.site_bytes.hex(" ")))
+                Site(e.function, e.code_offset, e.site_kind, e.site_bytes.hex(" "),
+                     e.code_section))
     return out
 
 
@@ -301,11 +478,11 @@ def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
 PAIRS = (("c_empty", "rust_empty"), ("c_base", "rust_base"), ("c_trace", "rust_trace"))
 
 
-def function_listing(funcs, fn: str, sites: set[int], path_addrs: set[tuple[str, int]]) -> list[str]:
+def function_listing(funcs, fn: str, sites: set, path_addrs: set[tuple[str, int]]) -> list[str]:
     out = [f"<{fn}>:"]
     for insn in funcs[fn].insns:
         mark = "*" if (fn, insn.addr) in path_addrs else " "
-        site = "  SITE" if insn.addr in sites else ""
+        site = "  SITE" if is_site(funcs[fn], insn, sites) else ""
         out.append(f"{mark} {insn.addr:4x}: {insn.text[:52]}{site}")
     return out
 
@@ -360,8 +537,9 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
         for k, (fn, i) in enumerate(path):
             nxt_fn, nxt = path[(k + 1) % len(path)]
             branch = is_jump(i.mnemonic) or is_conditional(i.mnemonic)
-            taken = branch and i.addr not in sites and (nxt_fn, nxt.addr) != (fn, i.end)
-            words.append(f"{i.mnemonic}{' (NOP site)' if i.addr in sites else ''}"
+            site = is_site(funcs[fn], i, sites)
+            taken = branch and not site and (nxt_fn, nxt.addr) != (fn, i.end)
+            words.append(f"{i.mnemonic}{' (NOP site)' if site else ''}"
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))
         out.append((v, len(path), "; ".join(words)))

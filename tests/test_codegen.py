@@ -1,5 +1,7 @@
 """The codegen checker on objdump listings of real tpbench modules (fixtures)."""
 
+import pytest
+
 from analysis import codegen
 from analysis.codegen import Site
 from tests.conftest import FIXTURES
@@ -29,7 +31,7 @@ def test_parser_reads_functions_and_relocations():
 def test_passing_module():
     f = funcs("objdump-tpbench-jump_label.txt")
     assert codegen.check_codegen(f, SITES, MEASURED, VARIANTS, jump_label=True) == []
-    path = codegen.disabled_path(f, "tpbench_rust_helper", {0x21a, 0x4d4, 0x415})
+    path = codegen.disabled_path(f, "tpbench_rust_helper", {(".text", a) for a in (0x21a, 0x4d4, 0x415)})
     assert [fn for fn, _ in path].count("tpbench_trace_helper") == 4   # endbr64; mov; NOP; ret
 
 
@@ -92,3 +94,40 @@ def test_checks_made_names_what_ran_and_what_was_skipped():
 def test_absent_variants_are_not_failed():
     f = funcs("objdump-tpbench-jump_label.txt")
     assert codegen.check_codegen(f, {}, None, ["c_empty", "rust_empty"], jump_label=True) == []
+
+
+def inverted(old_binutils=False):
+    text = (FIXTURES / "objdump-inverted-layout-x86_64.txt").read_text()
+    if old_binutils:   # binutils before 2.36 print the q suffix
+        text = (text.replace("\tcall   ", "\tcallq  ").replace("\tjmp    ", "\tjmpq   ")
+                .replace("\tret", "\tretq"))
+    return codegen.parse_objdump(text)
+
+
+@pytest.mark.parametrize("old_binutils", [False, True])
+def test_inverted_layout_is_walked_by_what_off_means(old_binutils):
+    """The count test jumps *into* an inline enabled block and the off path jumps over
+    it: the walk must take the count-of-0 side, not assume forward branches are taken."""
+    f = inverted(old_binutils)
+    path = [i.mnemonic.rstrip("q") for _, i in codegen.disabled_path(f, "tpbench_inverted", set())]
+    assert path == ["mov", "test", "jg", "jmp", "add", "cmp", "jne"]
+    path = [i.mnemonic for _, i in codegen.disabled_path(f, "tpbench_inverted_cmp", set())]
+    assert path == ["cmpl", "jne", "inc", "cmp", "jb"]          # count 0: jne falls through
+
+
+def test_indirect_jump_stops_the_walk_with_the_reason():
+    with pytest.raises(codegen.WalkError, match="indirect jump at 0x"):
+        codegen.disabled_path(inverted(), "tpbench_indirect", set())
+
+
+def test_sites_are_matched_by_section_and_offset():
+    """A __jump_table entry names a section and an offset; the same offset in another
+    section (objdump numbers each section from 0) is not a site."""
+    f = funcs("objdump-tpbench-jump_label.txt")
+    right = dict(SITES)
+    wrong = {k: [Site(s.function, s.offset, s.kind, s.raw, ".init.text") for s in v]
+             for k, v in SITES.items()}
+    text = dict((v, t) for v, _, t in codegen.path_summary(f, right, ["rust_trace"]))
+    assert "xchg (NOP site)" in text["rust_trace"]
+    text = dict((v, t) for v, _, t in codegen.path_summary(f, wrong, ["rust_trace"]))
+    assert "NOP site" not in text["rust_trace"]
