@@ -107,6 +107,18 @@ static unsigned int warmup = 3;
 module_param(warmup, uint, 0444);
 MODULE_PARM_DESC(warmup, "untimed calls before the timed ones, 0..1000");
 
+/*
+ * Test only: the results reach the host when the module has finished, so a
+ * panic in the middle of a run would lose every sample. With panic_after,
+ * each sample is also printed on the console as it is taken, and the module
+ * panics after that many, so that the runner's handling of a guest that dies
+ * mid-run can be tested for real.
+ */
+static unsigned int panic_after;
+module_param(panic_after, uint, 0444);
+MODULE_PARM_DESC(panic_after, "test only: print samples on the console and panic after this many (0: never)");
+static unsigned int samples_taken;
+
 static unsigned int results_kib = 4096;
 module_param(results_kib, uint, 0444);
 MODULE_PARM_DESC(results_kib, "size of the results buffer in KiB, 4..65536 (small sizes test its overflow)");
@@ -354,6 +366,19 @@ static void check_key_off_no_hits(unsigned long n)
 	report(ok, "key_off_no_hits");
 }
 
+static void sample(const char *variant, const char *state, unsigned long n,
+		   unsigned int rep, u64 cycles)
+{
+	out("# sample variant=%s state=%s n=%lu rep=%u cycles=%llu\n",
+	    variant, state, n, rep, cycles);
+	if (!panic_after)
+		return;
+	pr_info("tpbench-sample: variant=%s state=%s n=%lu rep=%u cycles=%llu\n",
+		variant, state, n, rep, cycles);
+	if (++samples_taken == panic_after)
+		panic("tpbench: panic_after=%u samples reached (a test)\n", panic_after);
+}
+
 static void time_state(size_t s)
 {
 	const char *state = tpbench_states[s];
@@ -379,8 +404,7 @@ static void time_state(size_t s)
 			for (rep = 0; rep < warmup; rep++)
 				time_one(v->loop, ns[i]);
 			for (rep = 0; rep < reps; rep++)
-				out("# sample variant=%s state=%s n=%lu rep=%u cycles=%llu\n",
-				    v->name, state, ns[i], rep, time_one(v->loop, ns[i]));
+				sample(v->name, state, ns[i], rep, time_one(v->loop, ns[i]));
 		}
 	}
 	if (enabled) {

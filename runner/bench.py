@@ -38,6 +38,7 @@ class BenchParams:
     reps: int = 31
     warmup: int = 3
     results_kib: int | None = None   # the module's results buffer; None: its default (4 MiB)
+    panic_after: int | None = None   # test only: the module panics after this many samples
 
     def problems(self) -> list[str]:
         """The same checks the module makes, so that bad input fails before a boot."""
@@ -62,6 +63,8 @@ class BenchParams:
             out.append(f"reps={self.reps} is outside 1..{MAX_REPS}")
         if not 0 <= self.warmup <= MAX_REPS:
             out.append(f"warmup={self.warmup} is outside 0..{MAX_REPS}")
+        if self.panic_after is not None and self.panic_after < 1:
+            out.append(f"panic_after={self.panic_after} must be at least 1 (it is a test switch)")
         if self.results_kib is not None and not 4 <= self.results_kib <= 65536:
             out.append(f"results_kib={self.results_kib} is outside 4..65536")
         return out
@@ -70,7 +73,8 @@ class BenchParams:
         return [f"variants={','.join(self.variants)}", f"states={','.join(self.states)}",
                 f"ns={','.join(map(str, self.ns))}", f"reps={self.reps}",
                 f"warmup={self.warmup}"] + (
-                    [f"results_kib={self.results_kib}"] if self.results_kib else [])
+                    [f"results_kib={self.results_kib}"] if self.results_kib else []) + (
+                    [f"panic_after={self.panic_after}"] if self.panic_after else [])
 
 
 def parse_list(text: str) -> tuple[str, ...]:
@@ -264,11 +268,16 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     }
     lines, cut = console.whole_lines(result.results)
     ktap = console.parse_ktap(lines)
-    rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in ktap.samples]
+    samples = ktap.samples
+    if not samples:
+        # A guest that died before reporting: the samples it printed on its console as it
+        # took them (only with the module's test parameter panic_after) are what arrived.
+        samples = console.console_samples(result.console_lines)
+    rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in samples]
     write_atomically(run / "samples.csv", samples_csv(rows))
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
     failure = world.boot_failure(result, list(ktap.problems) + cut)
     if failure:
         raise world.Failure(f"{arch.name}/{config.name}: {failure}")
-    world.say(f"[tpbench] {arch.name}/{config.name}: {len(ktap.samples)} samples, all "
+    world.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "
               f"{len(ktap.tests)} KTAP tests ok")

@@ -100,6 +100,22 @@ class KtapResult:
         return not self.problems
 
 
+_CONSOLE_SAMPLE = re.compile(r"tpbench-sample: variant=(\w+) state=(\w+) n=(\d+) rep=(\d+) "
+                             r"cycles=(\d+)$")
+
+
+def console_samples(lines) -> tuple[dict, ...]:
+    """Samples the module printed on the console as it took them (its test parameter
+    panic_after), for a guest that died before its results could be collected."""
+    out = []
+    for raw in lines:
+        m = _CONSOLE_SAMPLE.search(strip_timestamp(raw).rstrip())
+        if m:
+            out.append({"variant": m.group(1), "state": m.group(2), "n": int(m.group(3)),
+                        "rep": int(m.group(4)), "cycles": int(m.group(5))})
+    return tuple(out)
+
+
 def whole_lines(text: str) -> tuple[list[str], list[str]]:
     """The lines of the results channel, without a last line that was cut short (no newline:
     the guest died or the file was cut while it was written), and the problem if one was."""

@@ -430,8 +430,9 @@ def boot_failure(result: "BootResult", problems=()) -> str | None:
     verdict = console.judge_console(result.console_lines)
     if verdict.ok and not problems:
         return None
-    why = ("; ".join(problems) or verdict.panic
-           or ("never reached init" if not verdict.reached_init else "init did not finish"))
+    # The cause first: a panic explains the missing results, not the other way round.
+    why = "; ".join(([verdict.panic] if verdict.panic else []) + list(problems)) or (
+        "never reached init" if not verdict.reached_init else "init did not finish")
     if verdict.trouble:
         quoted = "\n  ".join(verdict.trouble[:5])
         why = f"the kernel reported trouble during the run:\n  {quoted}\n{why}"

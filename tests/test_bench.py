@@ -275,6 +275,22 @@ def test_full_results_buffer_is_marked_and_never_cuts_a_sample(kernels):
     assert json.loads((run / "context.json").read_text())["complete"] is False
 
 
+def test_guest_that_panics_mid_run_keeps_the_samples_that_arrived(kernels):
+    """The module's test parameter panic_after: the guest panics after 10 samples, the run
+    fails with the panic named, and the 10 samples it printed are kept, marked incomplete."""
+    data = OUT / "data-panic"
+    params = bench.BenchParams(ns=(1, 10, 100), reps=3, warmup=0, panic_after=10)
+    with pytest.raises(world.Failure, match="Kernel panic - not syncing: tpbench: panic_after=10"):
+        bench.run_matrix(["jump_label"], "tcg", params, data, ["x86_64"])
+    run = sorted(data.iterdir())[-1]
+    rows = load(run)
+    assert len(rows) == 10 and all(r["cycles"].isdigit() for r in rows)
+    assert [(r["variant"], r["n"], r["rep"]) for r in rows[:4]] == [
+        ("c_empty", "1", "0"), ("c_empty", "1", "1"), ("c_empty", "1", "2"), ("c_empty", "10", "0")]
+    ctx = json.loads((run / "context.json").read_text())
+    assert ctx["complete"] is False and "Kernel panic" in ctx["incomplete_reason"]
+
+
 def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
     data = OUT / "data-timeout"
     with pytest.raises(world.Failure, match="timed out"):
