@@ -19,7 +19,8 @@ mod trace {
 }
 
 // `struct tracepoint` points to a `struct module`, which bindgen leaves opaque; only the
-// address of the static and the key's count are used here.
+// address of the static and the key's count are used here. The tracepoint is `static mut`, as
+// bindgen declares C statics: C writes to it (its key and its probes).
 #[allow(improper_ctypes)]
 extern "C" {
     /// The out-of-line C function that calls `trace_tpbench_hit()`.
@@ -28,7 +29,7 @@ extern "C" {
     fn tpbench_key_count(key: *mut kernel::bindings::static_key) -> core::ffi::c_int;
     /// What `declare_trace!` calls when the key is on (defined by tpbench_events.c).
     fn rust_do_trace_tpbench_hit(i: c_ulong);
-    static __tracepoint_tpbench_hit: kernel::bindings::tracepoint;
+    static mut __tracepoint_tpbench_hit: kernel::bindings::tracepoint;
 }
 
 /// The loop alone; the empty asm consumes the index in a register, without a store.
@@ -37,7 +38,9 @@ extern "C" {
 pub extern "C" fn tpbench_rust_empty(n: c_ulong) {
     for i in 0..n {
         // SAFETY: An empty asm statement with no memory access.
-        unsafe { core::arch::asm!("/* {0} */", in(reg) i, options(nomem, nostack, preserves_flags)) };
+        unsafe {
+            core::arch::asm!("/* {0} */", in(reg) i, options(nomem, nostack, preserves_flags))
+        };
     }
 }
 
@@ -84,12 +87,13 @@ pub extern "C" fn tpbench_rust_helper(n: c_ulong) {
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn tpbench_rust_load(n: c_ulong) {
-    // SAFETY: The tracepoint is a static defined in C; its key's count is an `atomic_t`, which
-    // has the size and alignment of `AtomicI32` and is only ever accessed atomically.
+    // SAFETY: The tracepoint is a static defined in C, so the pointer is valid for reads and
+    // writes while the kernel runs; its key's count is an `atomic_t`, which has the size and
+    // alignment of `AtomicI32` and is only ever accessed atomically.
     let count = unsafe {
-        AtomicI32::from_ptr(
-            core::ptr::addr_of!(__tracepoint_tpbench_hit.key.enabled.counter).cast_mut(),
-        )
+        AtomicI32::from_ptr(core::ptr::addr_of_mut!(
+            __tracepoint_tpbench_hit.key.enabled.counter
+        ))
     };
     for i in 0..n {
         if count.load(Ordering::Relaxed) > 0 {
@@ -105,7 +109,7 @@ pub extern "C" fn tpbench_rust_load(n: c_ulong) {
 #[inline(never)]
 pub extern "C" fn tpbench_rust_count_call(n: c_ulong) {
     // SAFETY: Only the address of the C static is taken.
-    let key = unsafe { core::ptr::addr_of!(__tracepoint_tpbench_hit.key) }.cast_mut();
+    let key = unsafe { core::ptr::addr_of_mut!(__tracepoint_tpbench_hit.key) };
     for i in 0..n {
         // SAFETY: `key` points to the tracepoint's static key.
         if unsafe { tpbench_key_count(key) } > 0 {

@@ -22,13 +22,15 @@ def test_kernel_builds_with_requested_options(kernels, arch, name):
     assert have["CONFIG_RUST"] == "y" and have["CONFIG_TRACEPOINTS"] == "y"
     assert have.get("CONFIG_JUMP_LABEL", "n") == ("y" if name == "jump_label" else "n")
     # The generated asm template exists only where Rust emits static branches.
-    generated = kb.build / "rust/kernel/arch_static_branch_asm.rs"
+    # Its name contains "generated", which make rustfmt and rustfmtcheck skip.
+    generated = kb.build / "rust/kernel/generated_arch_static_branch_asm.rs"
     assert generated.exists() == (name == "jump_label")
 
 
 @pytest.mark.parametrize("arch", TEST_ARCHS)
 def test_generated_asm_comes_from_the_c_header(kernels, arch):
-    text = (kernels[(arch, "jump_label")].build / "rust/kernel/arch_static_branch_asm.rs").read_text()
+    text = (kernels[(arch, "jump_label")].build
+            / "rust/kernel/generated_arch_static_branch_asm.rs").read_text()
     assert text.startswith("::kernel::concat_literals!(")
     assert "__jump_table" in text and '"{symb} + {off} + {branch}"' in text
     if arch == "x86_64":
@@ -77,3 +79,72 @@ def test_rust_site_in_module_is_a_nop(kernels, arch):
     assert (site.key_addend & ~3) == 8, "the key is the field at offset 8 of struct tracepoint"
     # x86 asks objtool to NOP the compiler's jmp (flag 2); arm64 emits the nop itself.
     assert site.objtool_nop == (arch == "x86_64")
+
+
+WRONG_KEY = """// SPDX-License-Identifier: GPL-2.0
+
+//! Must not compile: static_key_false! given a key of the wrong type.
+
+use kernel::prelude::*;
+
+module! {
+    type: WrongKey,
+    name: "wrong_key",
+    license: "GPL",
+}
+
+struct WrongKey;
+
+// A tracepoint of its own, all zeroes: the module is only compiled and linked, never loaded.
+// SAFETY: Every field of `struct tracepoint` is valid as zero (pointers, counters).
+static mut TP: kernel::bindings::tracepoint = unsafe { core::mem::zeroed() };
+
+impl kernel::Module for WrongKey {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: Only compiled, never loaded.
+        let _on = unsafe {
+            kernel::jump_label::static_key_false!(TP, KEYTYPE, FIELD)
+        };
+        Ok(WrongKey)
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("name", list(cfg.KERNEL_CONFIGS))
+@pytest.mark.parametrize("keytype, field, compiles", [
+    ("kernel::bindings::tracepoint", "key", True),           # right: the control
+    ("kernel::bindings::static_key", "enabled", False),      # the static is not a static_key
+    ("kernel::bindings::tracepoint", "funcs", False),        # that field is not a static_key
+])
+def test_static_key_false_checks_its_arguments(kernels, tmp_path, name, keytype, field, compiles):
+    """In both configurations a wrong key type or field is a compile error; with
+    CONFIG_JUMP_LABEL the series once took them unchecked into a __jump_table entry."""
+    kb = kernels[("x86_64", name)] if ("x86_64", name) in kernels else next(iter(kernels.values()))
+    (tmp_path / "Kbuild").write_text("obj-m := wrong_key.o\n")
+    (tmp_path / "wrong_key.rs").write_text(WRONG_KEY.replace("KEYTYPE", keytype)
+                                           .replace("FIELD", field))
+    if compiles:
+        world.build_external_module(kb, tmp_path)
+        assert (tmp_path / "wrong_key.ko").exists()
+    else:
+        with pytest.raises(world.Failure, match=r"error\[E0308\]: mismatched types"):
+            world.build_external_module(kb, tmp_path)
+
+
+def test_rustfmtcheck_passes_on_the_patched_tree(source_tree):
+    """make rustfmtcheck on the patched sources, with Debian's rustfmt (rustfmt-web, the
+    version of rustc-web); the benchmark's Rust is checked the same way."""
+    import subprocess
+    def status():
+        return subprocess.run(["git", "status", "--porcelain"], cwd=source_tree.path,
+                              capture_output=True, text=True, check=True).stdout
+    before = status()
+    proc = subprocess.run(["make", "-C", str(source_tree.path), "rustfmtcheck",
+                           "RUSTFMT=/usr/bin/rustfmt"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert status() == before        # the cached tree is left exactly as it was
+    proc = subprocess.run(["/usr/bin/rustfmt", "--check", "--edition", "2021",
+                           str(cfg.REPO / "bench-module" / "tpbench_rs.rs")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout

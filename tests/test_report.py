@@ -86,7 +86,7 @@ def test_cover_letter_numbers_come_from_the_committed_run():
             "empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
             "C trace_<name>()": "c_trace", "Rust declare_trace!": "rust_trace",
             "Rust -> C helper -> trace": "rust_helper",
-            "Rust, code before patch 7": "rust_count_call"}
+            "Rust, count helper (*)": "rust_count_call"}
     for label, variant in rows.items():
         want = [f"{s.loc[(a, c, 'disabled', variant), 'per_call']:g}" for a, c in columns]
         line = re.search(rf"^  {re.escape(label)}\s+(.*)$", text, re.M).group(1).split()
