@@ -156,14 +156,14 @@ def host_cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def build_bench_module(kbuild: world.KernelBuild, work: Path) -> Path:
+def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
     """Copies bench-module/ into `work` (a directory of this run's own, never the checkout,
     so two runs at once do not build into one directory) and builds it there."""
     out = work / "tpbench-bench-module"
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(BENCH_MODULE, out, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))
-    world.build_external_module(kbuild, out)
+    world.build_external_module(kbuild, out, extra)
     return out / "tpbench.ko"
 
 

@@ -31,7 +31,7 @@ DEBIAN_PACKAGES = (
     "cpio", "xz-utils", "git", "busybox-static", "qemu-system-x86",
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
     "gnuplot-nox", "python3-ply", "python3-git",   # the last two: checkpatch's spdxcheck.py
-    "rustfmt-web",   # make rustfmtcheck, with the rustfmt of rustc-web
+    "rustfmt-web", "rust-web-clippy",   # rustfmtcheck and CLIPPY=1, of rustc-web's version
 )
 
 
