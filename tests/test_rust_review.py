@@ -49,3 +49,57 @@ def test_rustdoc_documents_the_new_macros(kernels, tmp_path):
     doc = kb.build / "Documentation/output/rust/rustdoc/kernel"
     for page in ("jump_label/macro.static_key_false.html", "macro.declare_trace.html"):
         assert (doc / page).exists(), page
+
+
+MISMATCH = """// SPDX-License-Identifier: GPL-2.0
+
+//! declare_trace! with an argument list that is not the event's TP_PROTO.
+
+use kernel::prelude::*;
+
+module! {
+    type: Mismatch,
+    name: "mismatch",
+    license: "GPL",
+}
+
+mod trace {
+    kernel::declare_trace! {
+        /// `tpbench_hit`'s TP_PROTO is `(unsigned long i)`; this says `(u8, u64)`.
+        ///
+        /// # Safety
+        ///
+        /// None: the module is only built, never loaded.
+        pub(crate) unsafe fn tpbench_hit(i: u8, extra: u64);
+    }
+}
+
+struct Mismatch;
+
+impl kernel::Module for Mismatch {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // SAFETY: Only built, never loaded.
+        unsafe { trace::tpbench_hit(1, 2) };
+        Ok(Mismatch)
+    }
+}
+"""
+
+
+@pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
+@pytest.mark.parametrize("name", ["jump_label", "no_jump_label"])
+def test_a_tp_proto_mismatch_is_not_caught(kernels, tmp_path, name):
+    """What declare_trace!'s documentation warns of: argument types that are not the
+    event's TP_PROTO compile and link without a word; the C side then reads an
+    unsigned long where Rust passed a u8 and a u64. A change that makes this a build
+    error will fail this test, which is then to be turned around."""
+    from runner import config as cfg
+    src = cfg.REPO / "bench-module"
+    for f in ("tpbench_trace.h", "tpbench_events.c", "tpbench.h"):
+        shutil.copy(src / f, tmp_path / f)
+    (tmp_path / "mismatch_main.rs").write_text(MISMATCH)
+    (tmp_path / "Kbuild").write_text("ccflags-y += -I$(src)\nobj-m := mismatch.o\n"
+                                     "mismatch-y := mismatch_main.o tpbench_events.o\n")
+    world.build_external_module(kernels[("x86_64", name)], tmp_path)
+    log = (tmp_path / "tpbench-build.log").read_text()
+    assert (tmp_path / "mismatch.ko").exists() and warnings(log) == []
