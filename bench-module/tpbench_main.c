@@ -283,6 +283,18 @@ static void report(bool ok, const char *name)
 	all_ok &= ok;
 }
 
+/* Attaches the probe; on failure, says why and fails the test `name`. */
+static bool attach_probe(const char *name)
+{
+	int ret = register_trace_tpbench_hit(tpbench_probe, NULL);
+
+	if (ret) {
+		out("# register_trace_tpbench_hit: %d\n", ret);
+		report(false, name);
+	}
+	return !ret;
+}
+
 /* Rust's static branch follows the key: off, on after enabling, off again. */
 static void check_key_follows(void)
 {
@@ -306,14 +318,9 @@ static void check_hits(unsigned long n)
 	unsigned long want_sum = n * (n - 1) / 2;
 	bool ok = true;
 	size_t k;
-	int ret;
 
-	ret = register_trace_tpbench_hit(tpbench_probe, NULL);
-	if (ret) {
-		out("# register_trace_tpbench_hit: %d\n", ret);
-		report(false, "probe_sees_every_call");
+	if (!attach_probe("probe_sees_every_call"))
 		return;
-	}
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		const struct tpbench_variant *v = &tpbench_variants[k];
 		bool good;
@@ -343,14 +350,9 @@ static void check_key_off_no_hits(unsigned long n)
 	unsigned long hits = 0;
 	bool ok = true;
 	size_t k;
-	int ret;
 
-	ret = register_trace_tpbench_hit(tpbench_probe, NULL);
-	if (ret) {
-		out("# register_trace_tpbench_hit: %d\n", ret);
-		report(false, "key_off_no_hits");
+	if (!attach_probe("key_off_no_hits"))
 		return;
-	}
 	static_key_disable(key);
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		probe_reset();
@@ -385,15 +387,10 @@ static void time_state(size_t s)
 	bool enabled = !strcmp(state, "enabled");
 	unsigned int rep;
 	size_t k;
-	int i, ret = 0;
+	int i;
 
-	if (enabled)
-		ret = register_trace_tpbench_hit(tpbench_probe, NULL);
-	if (ret) {
-		out("# register_trace_tpbench_hit: %d\n", ret);
-		report(false, enabled ? "timing_enabled" : "timing_disabled");
+	if (enabled && !attach_probe("timing_enabled"))
 		return;
-	}
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		const struct tpbench_variant *v = &tpbench_variants[k];
 
