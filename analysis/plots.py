@@ -128,11 +128,10 @@ def site_figure_data(costs: pd.DataFrame, panels, outdir: Path) -> list[tuple[st
     made = []
     guest = costs[[not stats.is_native(a) for a in costs.accel]]
     # Panels without a native measurement get a note in the figure instead of empty space.
-    spread_all = sites.over_placements(costs)
-    missing = [i for i, (a, c) in enumerate(panels)
-               if spread_all[(spread_all.arch == a) & (spread_all.config == c)].empty]
     spread = sites.over_placements(costs).rename(columns={"mean": "cost", "min": "lo",
                                                           "max": "hi"})
+    missing = [i for i, (a, c) in enumerate(panels)
+               if spread[(spread.arch == a) & (spread.config == c)].empty]
     for source, mine in (("guest", guest), ("native", spread)):
         if mine.empty:
             continue

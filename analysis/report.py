@@ -72,11 +72,12 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
     return out
 
 
-def explain_pair(costs: pd.DataFrame, arch: str, config: str, path_rows) -> str:
+def explain_pair(costs: pd.DataFrame, spread: pd.DataFrame, arch: str, config: str,
+                 path_rows) -> str:
     """A sentence on why instructions and native time agree or differ for C's and Rust's
     sites: the instructions each site adds to its loop (from the disassembly), its native
-    time over the placements, and how the two sites compare at each placement."""
-    spread = sites.over_placements(costs)
+    time over the placements (`spread`, sites.over_placements of `costs`), and how the two
+    sites compare at each placement."""
     words, added = [], {}
     for label, variant in sites.SITES[:2]:
         part = costs[(costs.arch == arch) & (costs.config == config) & (costs.variant == variant)]
@@ -154,7 +155,7 @@ def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str
             out.append(f"| {arch} | {config} | {label} | {g} | {ntext} | {ns} |")
     out.append("")
     for arch, config in stats.panels(summary):
-        sentence = explain_pair(costs, arch, config, paths.get(f"{arch}-{config}"))
+        sentence = explain_pair(costs, spread, arch, config, paths.get(f"{arch}-{config}"))
         if sentence:
             out.append(f"- **{arch} {config}**: {sentence}")
     out += ["", "A site's cost is its trace loop minus the same loop without the site "

@@ -355,11 +355,18 @@ def kernel_tsc_hz() -> float | None:
 
 def run_module(ko: Path, variants, ns, reps: int, warmup: int, shift: int,
                work: Path, cpu: int | None = None) -> HarnessOutput:
-    """Loads one module at one placement and times its variants on this CPU."""
+    """Reads and checks one module, then times its variants at one placement on this CPU."""
     code = read_module(ko)
     problems = check_runnable(code, variants)
     if problems:
         raise ModuleError("; ".join(problems))
+    return time_code(code, variants, ns, reps, warmup, shift, work, cpu)
+
+
+def time_code(code: ModuleCode, variants, ns, reps: int, warmup: int, shift: int,
+              work: Path, cpu: int | None = None) -> HarnessOutput:
+    """Times the variants of a module already read and checked, at one placement."""
+    ko = code.path
     image = lay_out(code, variants, shift)
     work.mkdir(parents=True, exist_ok=True)
     image_path = work / f"{ko.stem}+{shift}.image"
@@ -398,9 +405,10 @@ def guest_matrix(context: dict) -> dict:
                             "is this a run directory made by make bench?") from None
 
 
-def plan(run: Path) -> tuple[dict, list[tuple[Path, str, str]], list[str]]:
+def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]:
     """Checks a run directory before anything is timed or written: (context, the modules to
-    run as (path, arch, config), the skipped ones with why). Raises Failure on bad input."""
+    run as (ModuleCode, arch, config), each read once, the skipped ones with why). Raises
+    Failure on bad input."""
     ctx_path = run / "context.json"
     if not ctx_path.exists():
         raise world.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
@@ -431,18 +439,18 @@ def plan(run: Path) -> tuple[dict, list[tuple[Path, str, str]], list[str]]:
         problems = check_runnable(code, matrix["variants"])
         if problems:
             raise ModuleError("; ".join(problems))
-        todo.append((ko, *tag))
+        todo.append((code, *tag))
     return context, todo, skipped
 
 
-def time_module(ko: Path, arch: str, config: str, variants, matrix: dict, shifts, work: Path,
-                cpu: int, run: Path, rows: list) -> dict:
-    """One module at every placement; adds its samples to `rows`, returns what the context
-    records of it."""
+def time_module(code: ModuleCode, arch: str, config: str, variants, matrix: dict, shifts,
+                work: Path, cpu: int, run: Path, rows: list) -> dict:
+    """One module, read once, at every placement; adds its samples to `rows`, returns what
+    the context records of it."""
     per_shift = {}
     for shift in shifts:
-        out = run_module(ko, variants + [AA_TWIN], matrix["ns"], matrix["reps"],
-                         matrix["warmup"], shift, work, cpu)
+        out = time_code(code, variants + [AA_TWIN], matrix["ns"], matrix["reps"],
+                        matrix["warmup"], shift, work, cpu)
         accel = accel_name(shift)
         rows += [dict(arch=arch, config=config, accel=accel, state="disabled", **s)
                  for s in out.samples]
@@ -473,9 +481,9 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
     cpu = max(os.sched_getaffinity(0)) if cpu is None else cpu
     try:
-        for ko, arch, config in todo:
+        for code, arch, config in todo:
             with world.Stage(f"native {arch}/{config} on the host CPU"):
-                info[f"{arch}/{config}"] = time_module(ko, arch, config, variants, matrix,
+                info[f"{arch}/{config}"] = time_module(code, arch, config, variants, matrix,
                                                        shifts, work, cpu, run, rows)
     except BaseException as e:
         # The guests' samples stay as they were; the run says what the native stage lacks.
