@@ -26,6 +26,7 @@ ACCELS = ("auto", "kvm", "tcg")
 
 # Debian packages the project needs; `make deps` installs them.
 DEBIAN_PACKAGES = (
+    "make", "gcc", "binutils",   # the native harness is built with gcc; objdump reads modules
     "linux-source-6.12", "rustc-web", "rust-web-src", "bindgen",
     "libclang-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "xz-utils", "git", "busybox-static", "qemu-system-x86",
