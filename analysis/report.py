@@ -336,6 +336,25 @@ def module_checks(run: Path) -> list[str]:
     return out
 
 
+def doctest_checks(context: dict) -> list[str]:
+    """The kernel crate's doctests, which KUnit ran at each guest's boot, as context.json
+    records them; the series' macro examples named one by one."""
+    if not any("doctests" in c for c in context["configs"].values()):
+        return ["- This run did not record the kernel crate's doctests (runs before they "
+                "were enabled)."]
+    out = []
+    for name, c in context["configs"].items():
+        d = c.get("doctests")
+        if d is None:
+            out.append(f"- {name}: this run did not record the kernel crate's doctests.")
+            continue
+        ours = ", ".join(f"`{t['location']}` {t['status']}" for t in d["series"]) or "none ran"
+        out.append(f"- {name}: the kernel crate's doctests (KUnit at boot): {d['passed']} "
+                   f"passed, {d['failed']} failed, {d['skipped']} skipped; the series' "
+                   f"examples: {ours}.")
+    return out
+
+
 def native_hz(context: dict) -> float | None:
     """The TSC frequency for converting native ticks: the host kernel's own value where it
     was readable, the harness's calibration otherwise."""
@@ -432,6 +451,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "so costs are instruction counts and repeat exactly; the codegen check compares them "
         "with the instructions counted in the disassembly. Under KVM they are cycles.",
         *module_checks(run),
+        *doctest_checks(context),
         "",
         "## Provenance",
         "",

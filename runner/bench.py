@@ -226,6 +226,21 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     return run
 
 
+def doctest_summary(suite: console.KunitSuite) -> dict:
+    """What context.json keeps of the kernel crate's doctests: counts, and the series' own."""
+    def count(status):
+        return sum(t.status == status for t in suite.tests)
+    return {
+        "suite": suite.name,
+        "passed": count("ok"),
+        "failed": count("not ok"),
+        "skipped": count("skip"),
+        "series": [{"name": t.name, "location": t.location, "status": t.status}
+                   for path in cfg.SERIES_DOCTEST_FILES for t in suite.in_file(path)],
+        "problems": list(suite.problems),
+    }
+
+
 def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
             params: BenchParams, run: Path, context: dict, timeout: float, rows: list) -> None:
     """One kernel: build (cached), module, boot, parse. Adds its samples to `rows` before
@@ -266,6 +281,8 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         "seconds_to_init": (round(result.time_to_init, 1)
                             if result.time_to_init is not None else None),
     }
+    doctests = console.parse_kunit_suite(result.console_lines, cfg.DOCTEST_SUITE)
+    context["configs"][f"{arch.name}/{config.name}"]["doctests"] = doctest_summary(doctests)
     lines, cut = console.whole_lines(result.results)
     ktap = console.parse_ktap(lines)
     samples = ktap.samples
@@ -276,7 +293,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in samples]
     write_atomically(run / "samples.csv", samples_csv(rows))
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
-    failure = world.boot_failure(result, list(ktap.problems) + cut)
+    failure = world.boot_failure(result, list(ktap.problems) + cut + list(doctests.problems))
     if failure:
         raise world.Failure(f"{arch.name}/{config.name}: {failure}")
     world.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "

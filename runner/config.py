@@ -24,6 +24,11 @@ TOOLCHAIN = {
 
 ACCELS = ("auto", "kvm", "tcg")
 
+# Every kernel runs the kernel crate's doctests with KUnit at boot (CONFIG_RUST_KERNEL_DOCTESTS);
+# the series' macros have their examples in these files.
+DOCTEST_SUITE = "rust_doctests_kernel"
+SERIES_DOCTEST_FILES = ("rust/kernel/jump_label.rs", "rust/kernel/tracepoint.rs")
+
 # Debian packages the project needs; `make deps` installs them.
 DEBIAN_PACKAGES = (
     "make", "gcc", "binutils",   # the native harness is built with gcc; objdump reads modules

@@ -126,6 +126,15 @@ def whole_lines(text: str) -> tuple[list[str], list[str]]:
     return lines, []
 
 
+def _result(line: str) -> tuple[int, str, str] | None:
+    """(number, name, "ok" | "not ok" | "skip") of a KTAP result line, else None."""
+    m = _RESULT.match(line)
+    if not m:
+        return None
+    status = "skip" if (m.group(4) or "").upper().startswith("SKIP") else m.group(1)
+    return int(m.group(2)), m.group(3).strip(), status
+
+
 def parse_ktap(lines) -> KtapResult:
     """Parses the module's KTAP. Tests the plan announced but never reported count as crashed."""
     plan = None
@@ -145,11 +154,9 @@ def parse_ktap(lines) -> KtapResult:
             samples.append({"variant": m.group(1), "state": m.group(2), "n": int(m.group(3)),
                             "rep": int(m.group(4)), "cycles": int(m.group(5))})
             continue
-        m = _RESULT.match(line)
-        if m:
-            directive = (m.group(4) or "").upper()
-            status = "skip" if directive.startswith("SKIP") else m.group(1)
-            tests.append((int(m.group(2)), m.group(3).strip(), status))
+        result = _result(line)
+        if result:
+            tests.append(result)
             continue
         if line.startswith("#"):
             diags.append(line[1:].strip())
@@ -166,3 +173,79 @@ def parse_ktap(lines) -> KtapResult:
         if status == "not ok":
             problems.append(f"test {num} {name} failed")
     return KtapResult(plan, tuple(tests), tuple(samples), tuple(diags), tuple(problems))
+
+
+# ---------------------------------------------------------------------------
+# KTAP from KUnit at boot (console): the kernel crate's doctests
+
+_KUNIT_SUBTEST = re.compile(r"^(\s*)# Subtest: (\S+)$")
+_KUNIT_LOCATION = re.compile(r"^# (\S+)\.location: (\S+)$")
+
+
+@dataclass(frozen=True)
+class KunitTest:
+    name: str
+    status: str          # "ok" | "not ok" | "skip"
+    location: str        # "rust/kernel/jump_label.rs:42" for a doctest, else ""
+
+
+@dataclass(frozen=True)
+class KunitSuite:
+    name: str
+    tests: tuple[KunitTest, ...]
+    problems: tuple[str, ...]   # why its result cannot be taken as a pass
+
+    def in_file(self, path: str) -> tuple[KunitTest, ...]:
+        return tuple(t for t in self.tests if t.location.startswith(path + ":"))
+
+
+def parse_kunit_suite(lines, suite: str) -> KunitSuite:
+    """One KUnit suite's results from a boot console. Tests its plan announced but never
+    reported count as crashed; a missing suite or end line is a problem, not a pass."""
+    lines = [strip_timestamp(raw).rstrip("\r\n") for raw in lines]
+    start = indent = None
+    for i, line in enumerate(lines):
+        m = _KUNIT_SUBTEST.match(line)
+        if m and m.group(2) == suite:
+            start, indent = i + 1, m.group(1)
+            break
+    if start is None:
+        return KunitSuite(suite, (), (f"KUnit suite {suite} did not run (no '# Subtest: {suite}' "
+                                      f"on the console; is CONFIG_KUNIT=y in the kernel?)",))
+    # The suite's own result line is one level up; the suite's lines are those before it.
+    outer = indent[:-4] if len(indent) >= 4 else ""
+    end = re.compile(rf"{re.escape(outer)}(ok|not ok) \d+ {re.escape(suite)}")
+    plan, tests, locations, ended, problems = None, [], {}, False, []
+    for line in lines[start:]:
+        if end.fullmatch(line):
+            ended = True
+            break
+        if not line.startswith(indent) or line[len(indent):len(indent) + 1].isspace():
+            continue   # deeper subtests or console noise
+        body = line[len(indent):]
+        m = _PLAN.match(body)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = _KUNIT_LOCATION.match(body)
+        if m:
+            locations[m.group(1)] = m.group(2)
+            continue
+        result = _result(body)
+        if result:
+            tests.append(result)
+    if plan is None:
+        problems.append(f"KUnit suite {suite}: no plan line")
+    else:
+        crashed = sorted(set(range(1, plan + 1)) - {num for num, _, _ in tests})
+        if crashed:
+            problems.append(f"KUnit suite {suite}: tests {crashed} announced but never "
+                            f"reported (crashed)")
+    if not ended:
+        problems.append(f"KUnit suite {suite}: no result line for the suite (cut short)")
+    for num, name, status in tests:
+        if status == "not ok":
+            problems.append(f"KUnit suite {suite}: test {num} {name} "
+                            f"({locations.get(name, 'no location')}) failed")
+    return KunitSuite(suite, tuple(KunitTest(name, status, locations.get(name, ""))
+                                   for _, name, status in tests), tuple(problems))

@@ -14,6 +14,19 @@ def read(name):
     return (FIXTURES / name).read_text().splitlines()
 
 
+# --- KUnit doctests at boot ------------------------------------------------
+
+def test_doctest_summary_keeps_counts_and_the_series_examples():
+    suite = console.parse_kunit_suite(read("console-kunit-doctests-x86_64.log"),
+                                      "rust_doctests_kernel")
+    summary = bench.doctest_summary(suite)
+    assert (summary["passed"], summary["failed"], summary["skipped"]) == (117, 0, 0)
+    assert [t["location"] for t in summary["series"]] == [
+        "rust/kernel/jump_label.rs:129", "rust/kernel/jump_label.rs:28",
+        "rust/kernel/tracepoint.rs:30"]
+    assert summary["problems"] == []
+
+
 # --- parameters -----------------------------------------------------------
 
 def test_default_params_are_valid():

@@ -55,3 +55,41 @@ def test_trace_dump_with_event_disabled():
 def test_missing_section_is_none():
     assert console.section(["tpbench: trace begin", "x"], "tpbench: trace begin",
                            "tpbench: trace end") is None
+
+
+# KUnit at boot: a real console of the x86_64 jump_label kernel, whose doctests all passed.
+DOCTESTS = "console-kunit-doctests-x86_64.log"
+
+
+def test_doctests_of_a_real_boot():
+    suite = console.parse_kunit_suite(lines(DOCTESTS), "rust_doctests_kernel")
+    assert suite.problems == ()
+    assert len(suite.tests) == 117 and {t.status for t in suite.tests} == {"ok"}
+    assert [(t.name, t.location) for t in suite.in_file("rust/kernel/jump_label.rs")] == [
+        ("rust_doctest_kernel_jump_label_rs_0", "rust/kernel/jump_label.rs:129"),
+        ("rust_doctest_kernel_jump_label_rs_1", "rust/kernel/jump_label.rs:28"),
+    ]
+    assert len(suite.in_file("rust/kernel/tracepoint.rs")) == 1
+
+
+def test_doctest_failure_names_the_test_and_its_location():
+    failed = [l.replace("    ok 49 rust_doctest_kernel_jump_label_rs_1",
+                        "    not ok 49 rust_doctest_kernel_jump_label_rs_1") for l in lines(DOCTESTS)]
+    suite = console.parse_kunit_suite(failed, "rust_doctests_kernel")
+    assert suite.problems == ("KUnit suite rust_doctests_kernel: test 49 "
+                              "rust_doctest_kernel_jump_label_rs_1 (rust/kernel/jump_label.rs:28) "
+                              "failed",)
+
+
+def test_doctests_cut_short_count_as_crashed():
+    log = lines(DOCTESTS)
+    cut = next(i for i, l in enumerate(log) if "ok 49 rust_doctest_kernel_jump_label_rs_1" in l)
+    suite = console.parse_kunit_suite(log[:cut], "rust_doctests_kernel")
+    assert len(suite.tests) == 48
+    assert "tests [49, 50," in suite.problems[0] and "(crashed)" in suite.problems[0]
+    assert "no result line for the suite" in suite.problems[1]
+
+
+def test_doctests_that_never_ran_are_a_problem():
+    suite = console.parse_kunit_suite(lines("console-clean-jump_label.log"), "rust_doctests_kernel")
+    assert suite.tests == () and "did not run" in suite.problems[0]

@@ -68,6 +68,28 @@ def test_rust_sample_fires_its_tracepoint(kernels, sample_initramfs, accel, arch
         assert records == []
 
 
+# The series' examples that KUnit runs as doctests: arch_static_branch! exists, and has its
+# example, only with CONFIG_JUMP_LABEL.
+SERIES_DOCTESTS = {
+    "jump_label": {"rust/kernel/jump_label.rs": 2, "rust/kernel/tracepoint.rs": 1},
+    "no_jump_label": {"rust/kernel/jump_label.rs": 1, "rust/kernel/tracepoint.rs": 1},
+}
+
+
+@pytest.mark.parametrize("arch, name", KERNELS)
+def test_macro_examples_pass_as_kunit_doctests(kernels, sample_initramfs, accel, arch, name):
+    kb = kernels[(arch, name)]
+    result = world.boot(kb.arch, kb.image, sample_initramfs[arch], "tpbench.mode=sample", accel,
+                        OUT, f"doctests-{arch}-{name}", timeout=300)
+    suite = console.parse_kunit_suite(result.console_lines, cfg.DOCTEST_SUITE)
+    assert suite.problems == (), suite.problems
+    # The kernel crate has doctests of its own; ours are among them, each with its location.
+    assert len(suite.tests) > sum(SERIES_DOCTESTS[name].values())
+    for path, count in SERIES_DOCTESTS[name].items():
+        ours = suite.in_file(path)
+        assert [t.status for t in ours] == ["ok"] * count, (path, ours)
+
+
 @pytest.mark.parametrize("arch", TEST_ARCHS)
 def test_rust_site_in_module_is_a_nop(kernels, arch):
     """In rust_print.ko the Rust call site has one __jump_table entry and holds a NOP."""

@@ -162,3 +162,19 @@ def test_native_rows_stay_out_of_the_guest_tables(native_run):
     text = report.render(native_run, summary, ctx, {}, {}, native_run.parent.parent)
     guest_part = text[text.index("## Inside the guest"):text.index("## Plots")]
     assert "TSC ticks" not in guest_part and "aa_c_trace" not in guest_part
+
+
+def test_doctest_checks_say_what_each_config_ran():
+    context = {"configs": {
+        "x86_64/jump_label": {"doctests": {
+            "suite": "rust_doctests_kernel", "passed": 117, "failed": 0, "skipped": 0,
+            "series": [{"name": "rust_doctest_kernel_tracepoint_rs_0",
+                        "location": "rust/kernel/tracepoint.rs:30", "status": "ok"}],
+            "problems": []}},
+        "arm64/jump_label": {},
+    }}
+    assert report.doctest_checks(context) == [
+        "- x86_64/jump_label: the kernel crate's doctests (KUnit at boot): 117 passed, 0 failed, "
+        "0 skipped; the series' examples: `rust/kernel/tracepoint.rs:30` ok.",
+        "- arm64/jump_label: this run did not record the kernel crate's doctests.",
+    ]
