@@ -27,25 +27,17 @@ def cmd_deps(args) -> int:
     """Installs what every supported architecture needs (as root), or says how."""
     packages = list(cfg.DEBIAN_PACKAGES) + [p for a in cfg.ARCHS.values() for p in a.packages]
     missing = world.check_packages(packages)
-    have = world.output_of(["dpkg", "--print-foreign-architectures"]).split()
-    foreign = [a.name for a in cfg.ARCHS.values() if not a.kvm_possible and a.name not in have]
-    if not missing and not foreign:
+    if not missing:
         world.say("[tpbench] all Debian packages are installed")
         return 0
-    steps = [f"dpkg --add-architecture {f}" for f in foreign] + ["apt-get update"]
-    if missing:
-        steps.append("apt-get install -y --no-install-recommends " + " ".join(missing))
+    steps = ["apt-get update", "apt-get install -y --no-install-recommends " + " ".join(missing)]
     if os.geteuid() != 0:
         world.say("[tpbench] missing Debian packages; as root, run:\n  " + " && ".join(steps))
         return 1
     with world.Stage(f"install {len(missing)} Debian packages"):
-        for f in foreign:
-            # Only to download that architecture's busybox-static; nothing of it is installed.
-            world.run(["dpkg", "--add-architecture", f])
         world.run(["apt-get", "update", "-q"])
-        if missing:
-            world.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
-                      env={"DEBIAN_FRONTEND": "noninteractive"})
+        world.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+                  env={"DEBIAN_FRONTEND": "noninteractive"})
     return 0
 
 
@@ -66,7 +58,8 @@ def cmd_sample(args) -> int:
     (kb,) = built_kernels(args.arch, [args.configs[0]])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    initrd = world.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", arch=kb.arch)
+    init = world.guest_init(world.prepare_source(), kb.arch)
+    initrd = world.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", init)
     append = "tpbench.mode=sample"
     if args.event == "on":
         append += " trace_event=rust_sample:rust_sample_loaded"

@@ -253,7 +253,7 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
         # The exact module measured, for the codegen comparison of this run.
         shutil.copy(ko, run / f"tpbench-{tag}.ko")
         initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz",
-                                      {"/tpbench.ko": ko}, arch)
+                                      world.guest_init(source, arch), {"/tpbench.ko": ko})
         boot_and_record(arch, config, kb, initrd, accel, params, run, context, timeout, rows)
 
 

@@ -34,7 +34,7 @@ DEBIAN_PACKAGES = (
     "make", "gcc", "binutils",   # the native harness is built with gcc; objdump reads modules
     "linux-source-6.12", "rustc-web", "rust-web-src", "bindgen",
     "libclang-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
-    "cpio", "xz-utils", "git", "busybox-static", "qemu-system-x86",
+    "cpio", "xz-utils", "git", "qemu-system-x86",
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
     "gnuplot-nox", "python3-ply", "python3-git",   # the last two: checkpatch's spdxcheck.py
     "rustfmt-web", "rust-web-clippy",   # rustfmtcheck and CLIPPY=1, of rustc-web's version
@@ -55,9 +55,13 @@ class ArchParams:
     # QEMU arguments for the results channel; {path} is the host file it goes to.
     results_args: tuple[str, ...]
     qemu_machine_args: tuple[str, ...]
-    busybox_package: str    # Debian's busybox-static for this architecture
     kvm_possible: bool      # a KVM guest of this architecture can run on this host
     packages: tuple[str, ...] = ()   # Debian packages only this architecture needs
+
+    @property
+    def c_compiler(self) -> str:
+        """The GCC that builds this architecture's guest init."""
+        return f"{self.cross_compile}gcc"
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,6 @@ ARCHS = {
         results_tty="ttyS1",
         results_args=("-serial", "file:{path}"),
         qemu_machine_args=("-m", "512", "-smp", "1"),
-        busybox_package="busybox-static",
         kvm_possible=True,
     ),
     "arm64": ArchParams(
@@ -94,7 +97,6 @@ ARCHS = {
         results_args=("-device", "virtio-serial-device", "-chardev",
                       "file,id=results,path={path}", "-device", "virtconsole,chardev=results"),
         qemu_machine_args=("-M", "virt", "-cpu", "cortex-a57", "-m", "512", "-smp", "1"),
-        busybox_package="busybox-static:arm64",
         kvm_possible=False,
         packages=("gcc-aarch64-linux-gnu", "qemu-system-arm"),
     ),

@@ -310,41 +310,50 @@ def build_sample_module(kbuild: KernelBuild) -> Path:
 # ---------------------------------------------------------------------------
 # Guest: initramfs and QEMU
 
-GUEST_DIR = cfg.REPO / "runner" / "guest"
-HOST_BUSYBOX = Path("/bin/busybox")
+GUEST_INIT = cfg.REPO / "runner" / "guest" / "init.c"
 
 
-def busybox_for(arch: cfg.ArchParams) -> Path:
-    """Debian's busybox-static for the guest: the host's own, or another architecture's
-    package unpacked into the cache (it cannot be installed beside the host's)."""
-    if arch.kvm_possible:
-        if not HOST_BUSYBOX.exists():
-            raise Failure(f"{HOST_BUSYBOX} is missing; install busybox-static (make deps)")
-        return HOST_BUSYBOX
-    dest = cfg.cache_root() / f"busybox-{arch.name}"
-    binary = dest / "bin" / "busybox"
-    if binary.exists():
-        return binary
-    dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="tpbench-deb-") as tmp:
-        proc = run(["apt-get", "download", arch.busybox_package], cwd=tmp, check=False)
-        debs = list(Path(tmp).glob("*.deb"))
-        if proc.returncode != 0 or not debs:
-            raise Failure(f"cannot download {arch.busybox_package}: {proc.stdout.strip()[-400:]}\n"
-                          f"as root: dpkg --add-architecture {arch.name} && apt-get update")
-        run(["dpkg-deb", "-x", debs[0], dest])
-    return binary
+def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
+    """The guest's /init: runner/guest/init.c built static against the tree's own nolibc
+    (tools/include/nolibc) and UAPI headers with the architecture's GCC, cached by what it
+    was built from. One init for every architecture, with no C library to find for each."""
+    cc = arch.c_compiler
+    if shutil.which(cc) is None:
+        raise Failure(f"{cc} not found: it builds the {arch.name} guest's init; "
+                      f"install {arch.packages[0] if arch.packages else 'gcc'} (make deps)")
+    version = output_of([cc, "-dumpfullversion"]).strip()
+    key = cfg.digest([GUEST_INIT.read_bytes(), source.key.encode(), version.encode()])
+    out = cfg.cache_root() / f"init-{arch.name}-{key}"
+    init = out / "init"
+    if init.exists():
+        return init
+    work = Path(tempfile.mkdtemp(prefix=f"init-{arch.name}-{key}.tmp-", dir=out.parent))
+    try:
+        log = work / "build.log"
+        with Stage(f"build the {arch.name} guest init with nolibc (log: {log})"):
+            run(["make", "-s", "-C", source.path, f"O={work / 'uapi'}",
+                 f"ARCH={arch.kernel_arch}", "headers"], log=log)
+            run(["make", "-s", "-C", source.path / "tools/include/nolibc",
+                 f"ARCH={arch.kernel_arch}", f"OUTPUT={work}/", "headers"], log=log)
+            run([cc, "-Os", "-static", "-nostdlib", "-nostdinc", "-fno-stack-protector",
+                 "-fno-asynchronous-unwind-tables", "-Wall", "-Werror",
+                 "-I", work / "sysroot/include", "-I", work / "uapi/usr/include",
+                 "-include", "nolibc.h", "-o", work / "init", GUEST_INIT, "-lgcc"], log=log)
+        (work / "init").chmod(0o755)
+        if out.exists():
+            shutil.rmtree(out)
+        work.rename(out)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return init
 
 
-def make_initramfs(out: Path, extra_files: dict[str, Path] | None = None,
-                   arch: cfg.ArchParams = cfg.ARCHS["x86_64"]) -> Path:
-    """A gzip'd newc cpio: busybox-static, our init, and any extra files (guest path -> host path)."""
-    busybox = busybox_for(arch)
+def make_initramfs(out: Path, init: Path, extra_files: dict[str, Path] | None = None) -> Path:
+    """A gzip'd newc cpio: our init and any extra files (guest path -> host path)."""
     with tempfile.TemporaryDirectory(prefix="tpbench-initramfs-") as tmp:
         root = Path(tmp)
-        (root / "bin").mkdir()
-        shutil.copy(busybox, root / "bin/busybox")
-        shutil.copy(GUEST_DIR / "init", root / "init")
+        shutil.copy(init, root / "init")
         (root / "init").chmod(0o755)
         for guest_path, host_path in (extra_files or {}).items():
             dest = root / guest_path.lstrip("/")

@@ -68,7 +68,8 @@ def kernels(source_tree):
 
 
 @pytest.fixture(scope="session")
-def sample_initramfs():
+def sample_initramfs(source_tree):
     OUT.mkdir(parents=True, exist_ok=True)
     return {arch: world.make_initramfs(OUT / f"initramfs-sample-{arch}.cpio.gz",
-                                       arch=cfg.ARCHS[arch]) for arch in TEST_ARCHS}
+                                       world.guest_init(source_tree, cfg.ARCHS[arch]))
+            for arch in TEST_ARCHS}

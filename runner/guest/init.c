@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tpbench guest init, built against the kernel's own nolibc for every
+ * architecture the project boots (Debian has no busybox-static for riscv64
+ * or loong64). Kernel messages go to the console; results go to their own
+ * channel (tpbench.results=<tty>), so the parser never sees them mixed.
+ *
+ * Modes, from the kernel command line:
+ *   tpbench.mode=sample  report the rust_sample event and dump the trace
+ *   tpbench.mode=bench   load /tpbench.ko with each tpbench.arg=<a> and copy
+ *                        its results from debugfs
+ */
+#include <linux/reboot.h>
+
+#define EVENT "/sys/kernel/tracing/events/rust_sample/rust_sample_loaded"
+#define RESULTS_FILE "/sys/kernel/debug/tpbench/results"
+
+static char cmdline[4096];
+static char modargs[2048];
+static char results_tty[64] = "/dev/ttyS1";
+static char mode[32];
+static int args_too_long;
+
+static void say(const char *msg)
+{
+	printf("tpbench-init: %s\n", msg);
+}
+
+/* Copies one file to an open descriptor; -1 if it cannot be read. */
+static int copy_file(const char *path, int out)
+{
+	static char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		write(out, buf, n);
+	close(fd);
+	return 0;
+}
+
+static void put(int out, const char *s)
+{
+	write(out, s, strlen(s));
+}
+
+/* The first line of a file into buf (size len), without its newline; "" if unreadable. */
+static const char *read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return buf;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strchr(buf, '\n'))
+		*strchr(buf, '\n') = '\0';
+	return buf;
+}
+
+/* Appends `value` of a "key=value" word to `dst` (size `len`), space-separated. */
+static void append_word(char *dst, size_t len, const char *value, size_t vlen)
+{
+	size_t used = strlen(dst);
+
+	if (used + vlen + 2 > len) {
+		printf("tpbench-init: the module arguments do not fit in %lu bytes\n",
+		       (unsigned long)len);
+		args_too_long = 1;
+		return;
+	}
+	if (used)
+		dst[used++] = ' ';
+	memcpy(dst + used, value, vlen);
+	dst[used + vlen] = '\0';
+}
+
+static void parse_cmdline(void)
+{
+	char *word = cmdline;
+
+	read_line("/proc/cmdline", cmdline, sizeof(cmdline));
+	while (*word) {
+		size_t len = 0;
+
+		while (word[len] && word[len] != ' ')
+			len++;
+		if (!strncmp(word, "tpbench.mode=", 13) && len - 13 < sizeof(mode)) {
+			memcpy(mode, word + 13, len - 13);
+			mode[len - 13] = '\0';
+		} else if (!strncmp(word, "tpbench.results=", 16) && len - 16 + 6 < sizeof(results_tty)) {
+			memcpy(results_tty, "/dev/", 5);
+			memcpy(results_tty + 5, word + 16, len - 16);
+			results_tty[len - 16 + 5] = '\0';
+		} else if (!strncmp(word, "tpbench.arg=", 12)) {
+			append_word(modargs, sizeof(modargs), word + 12, len - 12);
+		}
+		word += len;
+		while (*word == ' ')
+			word++;
+	}
+}
+
+static void sample(int out)
+{
+	struct stat st;
+	char enable[16];
+
+	put(out, "tpbench: sample begin\n");
+	put(out, stat(EVENT, &st) == 0 ? "event_exists=yes\n" : "event_exists=no\n");
+	put(out, "event_enable=");
+	put(out, read_line(EVENT "/enable", enable, sizeof(enable)));
+	put(out, "\ntpbench: trace begin\n");
+	copy_file("/sys/kernel/tracing/trace", out);
+	put(out, "tpbench: trace end\n");
+}
+
+static void bench(int out)
+{
+	long ret;
+	int fd;
+
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	printf("tpbench-init: insmod /tpbench.ko %s\n", modargs);
+	if (args_too_long) {
+		put(out, "tpbench: insmod failed\n");
+		return;
+	}
+	fd = open("/tpbench.ko", O_RDONLY);
+	ret = fd < 0 ? -errno : my_syscall3(__NR_finit_module, fd, modargs, 0);
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0) {
+		printf("tpbench-init: insmod failed with status %ld\n", -ret);
+		put(out, "tpbench: insmod failed\n");
+		return;
+	}
+	copy_file(RESULTS_FILE, out);
+	my_syscall2(__NR_delete_module, "tpbench", O_NONBLOCK);
+}
+
+int main(void)
+{
+	int out;
+
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	say("started");
+
+	parse_cmdline();
+	out = open(results_tty, O_WRONLY | O_NOCTTY);
+	if (out < 0)
+		printf("tpbench-init: cannot open %s (errno %d)\n", results_tty, errno);
+	else if (!strcmp(mode, "sample"))
+		sample(out);
+	else if (!strcmp(mode, "bench"))
+		bench(out);
+	else
+		printf("tpbench-init: unknown tpbench.mode='%s'\n", mode);
+	if (out >= 0)
+		close(out);
+
+	say("done");
+	my_syscall0(__NR_sync);
+	reboot(LINUX_REBOOT_CMD_RESTART);
+	return 0;
+}
