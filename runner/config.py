@@ -22,6 +22,12 @@ TOOLCHAIN = {
     "BINDGEN": "/usr/bin/bindgen",
 }
 
+# bindgen 0.60.1 loads the newest libclang it finds at run time; with libclang 16 (which a
+# newer clang pulls in) it panics on every anonymous union. Every kernel build is pinned to
+# LLVM 14's, the one Debian 12's bindgen was built for.
+LIBCLANG_PATH = "/usr/lib/llvm-14/lib"
+BUILD_ENV = {"LIBCLANG_PATH": LIBCLANG_PATH}
+
 ACCELS = ("auto", "kvm", "tcg")
 
 # Every kernel runs the kernel crate's doctests with KUnit at boot (CONFIG_RUST_KERNEL_DOCTESTS);
@@ -33,7 +39,7 @@ SERIES_DOCTEST_FILES = ("rust/kernel/jump_label.rs", "rust/kernel/tracepoint.rs"
 DEBIAN_PACKAGES = (
     "make", "gcc", "binutils",   # the native harness is built with gcc; objdump reads modules
     "linux-source-6.12", "rustc-web", "rust-web-src", "bindgen",
-    "libclang-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
+    "libclang-14-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "xz-utils", "git", "qemu-system-x86",
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
     "gnuplot-nox", "python3-ply", "python3-git",   # the last two: checkpatch's spdxcheck.py

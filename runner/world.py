@@ -176,7 +176,7 @@ def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs
         toolchain.append(f"CROSS_COMPILE={arch.cross_compile}")
     cmd = ["make", "-C", src, f"O={build}", f"ARCH={arch.kernel_arch}", f"-j{jobs}",
            *toolchain, *extra, *targets]
-    return run(cmd, log=log)
+    return run(cmd, log=log, env=cfg.BUILD_ENV)
 
 
 @dataclass(frozen=True)

@@ -170,3 +170,12 @@ def test_rustfmtcheck_passes_on_the_patched_tree(source_tree):
                            str(cfg.REPO / "bench-module" / "tpbench_rs.rs")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_bindgen_uses_the_pinned_libclang(source_tree):
+    """bindgen 0.60.1 takes the newest libclang it finds unless told; the builds pin LLVM 14's.
+    The kernel's own probe header makes libclang print its version."""
+    header = source_tree.path / "scripts/rust_is_available_bindgen_libclang.h"
+    proc = world.run([cfg.TOOLCHAIN["BINDGEN"], header], env=cfg.BUILD_ENV)
+    assert "clang version 14." in proc.stdout, proc.stdout
+    assert proc.stdout.count("clang version") == 1
