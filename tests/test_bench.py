@@ -306,8 +306,10 @@ def test_guest_that_panics_mid_run_keeps_the_samples_that_arrived(kernels):
 
 def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
     data = OUT / "data-timeout"
+    # 10 s: long enough for QEMU to print its first line on a loaded machine, and well short
+    # of the guest's boot (about 14 s to init, most of it the doctests).
     with pytest.raises(world.Failure, match="timed out"):
-        bench.run_matrix(["jump_label"], "tcg", SHORT, data, ["x86_64"], timeout=3)
+        bench.run_matrix(["jump_label"], "tcg", SHORT, data, ["x86_64"], timeout=10)
     (run,) = sorted(data.iterdir())[-1:]
     ctx = json.loads((run / "context.json").read_text())
     assert ctx["complete"] is False and "timed out" in ctx["incomplete_reason"]
