@@ -1,4 +1,4 @@
-"""Decodes __jump_table entries of a relocatable object (.o or .ko), x86_64 or arm64.
+"""Decodes __jump_table entries of a relocatable object (.o or .ko): x86_64, arm64, riscv64.
 
 An entry is three PC-relative fields, `code`, `target` and `key`, each
 resolved through a relocation in a relocatable file. The key's relocation
@@ -11,11 +11,15 @@ from dataclasses import dataclass
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-ENTRY_SIZE = 16          # s32 code, s32 target, s64 key (x86_64 and arm64 alike)
+ENTRY_SIZE = 16          # s32 code, s32 target, s64 key (on each of them)
 NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
-        bytes.fromhex("1f2003d5"): "nop4"}           # the last: arm64 `nop`, little-endian
+        bytes.fromhex("1f2003d5"): "nop4",           # arm64 `nop`, little-endian
+        bytes.fromhex("13000000"): "nop4"}           # riscv `nop` (addi x0, x0, 0)
 JMPS = {0xEB: 2, 0xE9: 5}
-MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64"}
+MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64"}
+# riscv writes "a - ." as a pair at one offset: R_RISCV_ADD32/64 (a) and R_RISCV_SUB32/64 (.);
+# the site is the ADD's symbol + addend, as it is the PC32's on x86_64.
+RISCV_SUB = {39, 40}
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,11 @@ class JumpEntry:
         for nop, name in NOPS.items():
             if self.site_bytes.startswith(nop):
                 return name
+        word = int.from_bytes(self.site_bytes[:4], "little")
         if self.machine == "arm64":
-            word = int.from_bytes(self.site_bytes[:4], "little")
             return {0b000101: "b", 0b100101: "bl"}.get(word >> 26, "other")
+        if self.machine == "riscv64":
+            return "j" if word & 0x7F == 0x6F else "other"
         first = self.site_bytes[:1]
         if first and first[0] in JMPS:
             return f"jmp{JMPS[first[0]]}"
@@ -67,12 +73,13 @@ def _functions_by_section(elf):
 
 
 def read_jump_table(path) -> list[JumpEntry]:
-    """Every __jump_table entry of a relocatable x86_64 or arm64 ELF file."""
+    """Every __jump_table entry of a relocatable ELF file of a machine in MACHINES."""
     with open(path, "rb") as f:
         elf = ELFFile(f)
         machine = MACHINES.get(elf["e_machine"])
         if machine is None or elf["e_type"] != "ET_REL":
-            raise ValueError(f"{path}: not a relocatable x86_64 or arm64 object")
+            raise ValueError(f"{path}: not a relocatable object of "
+                             f"{', '.join(MACHINES.values())}")
         table = elf.get_section_by_name("__jump_table")
         if table is None:
             return []
@@ -84,6 +91,8 @@ def read_jump_table(path) -> list[JumpEntry]:
         symtab = elf.get_section(rela["sh_link"])
         by_offset = {}
         for r in rela.iter_relocations():
+            if machine == "riscv64" and r["r_info_type"] in RISCV_SUB:
+                continue
             sym = symtab.get_symbol(r["r_info_sym"])
             by_offset[r["r_offset"]] = (sym, r["r_addend"])
         funcs = _functions_by_section(elf)

@@ -63,11 +63,20 @@ class ArchParams:
     qemu_machine_args: tuple[str, ...]
     kvm_possible: bool      # a KVM guest of this architecture can run on this host
     packages: tuple[str, ...] = ()   # Debian packages only this architecture needs
+    make_args: tuple[str, ...] = ()  # more kbuild variables, such as LLVM=-14
+    kernel_cc: str = ""              # the kernel's C compiler; empty: CROSS_COMPILE's gcc
+    # The benchmark runs here: the codegen walker that explains its counts knows this
+    # architecture's instructions.
+    benched: bool = True
 
     @property
     def c_compiler(self) -> str:
         """The GCC that builds this architecture's guest init."""
         return f"{self.cross_compile}gcc"
+
+    @property
+    def kernel_compiler(self) -> str:
+        return self.kernel_cc or self.c_compiler
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,28 @@ ARCHS = {
         qemu_machine_args=("-M", "virt", "-cpu", "cortex-a57", "-m", "512", "-smp", "1"),
         kvm_possible=False,
         packages=("gcc-aarch64-linux-gnu", "qemu-system-arm"),
+    ),
+    # Rust on riscv needs a clang-built kernel (HAVE_RUST if CC_IS_CLANG): Debian 12's
+    # LLVM 14, the one its bindgen was built for. GCC builds the guest's init.
+    "riscv64": ArchParams(
+        name="riscv64",
+        kernel_arch="riscv",
+        image="arch/riscv/boot/Image",
+        base_fragment="riscv64-base.config",
+        cross_compile="riscv64-linux-gnu-",
+        qemu_binary="qemu-system-riscv64",
+        console="ttyS0",
+        results_tty="hvc0",
+        results_args=("-device", "virtio-serial-device", "-chardev",
+                      "file,id=results,path={path}", "-device", "virtconsole,chardev=results"),
+        # -bios default: the OpenSBI firmware QEMU ships (Debian's opensbi package).
+        qemu_machine_args=("-M", "virt", "-bios", "default", "-m", "512", "-smp", "1"),
+        kvm_possible=False,
+        packages=("gcc-riscv64-linux-gnu", "clang-14", "lld-14", "llvm-14", "qemu-system-misc",
+                  "opensbi"),
+        make_args=("LLVM=-14",),
+        kernel_cc="clang-14",
+        benched=False,
     ),
 }
 

@@ -93,7 +93,7 @@ def toolchain_versions(arch: cfg.ArchParams = cfg.ARCHS["x86_64"]) -> dict[str, 
     return {
         "rustc": output_of([cfg.TOOLCHAIN["RUSTC"], "--version"]),
         "bindgen": output_of([cfg.TOOLCHAIN["BINDGEN"], "--version"]),
-        "gcc": output_of([f"{arch.cross_compile}gcc", "--version"]).splitlines()[0],
+        "gcc": output_of([arch.kernel_compiler, "--version"]).splitlines()[0],
         "qemu": output_of([arch.qemu_binary, "--version"]).splitlines()[0],
     }
 
@@ -175,7 +175,7 @@ def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs
     if arch.cross_compile:
         toolchain.append(f"CROSS_COMPILE={arch.cross_compile}")
     cmd = ["make", "-C", src, f"O={build}", f"ARCH={arch.kernel_arch}", f"-j{jobs}",
-           *toolchain, *extra, *targets]
+           *toolchain, *arch.make_args, *extra, *targets]
     return run(cmd, log=log, env=cfg.BUILD_ENV)
 
 

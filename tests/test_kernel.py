@@ -1,5 +1,5 @@
 """The real thing: the kernels built from Debian's tree with our series, booted in QEMU,
-for each architecture of TEST_ARCHS (default: x86_64 and arm64)."""
+for each architecture of TEST_ARCHS (default: x86_64, arm64 and riscv64)."""
 
 import pytest
 
@@ -11,7 +11,7 @@ from tests.conftest import OUT, TEST_ARCHS
 EVENT = "rust_sample_loaded"
 KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS]
 # The instruction at a disabled static branch site, per architecture.
-SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}}
+SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}}
 
 
 @pytest.mark.parametrize("arch, name", KERNELS)
@@ -37,6 +37,10 @@ def test_generated_asm_comes_from_the_c_header(kernels, arch):
         # CONFIG_HAVE_JUMP_LABEL_HACK: a jmp objtool NOPs, and flag 2 in the key field.
         assert '"1: jmp " "{l_yes}" " # objtool NOPs this\\n\\t"' in text
         assert '"{symb} + {off} + {branch}" " + 2"' in text
+    elif arch == "riscv64":
+        # A 4-byte nop: no compressed instruction and no linker relaxation at the site.
+        assert '"\t.option norvc\\n\\t" "1:\t" "nop" "\\n\\t"' in text
+        assert '".dword"' in text
     else:
         assert '"1:\tnop\\n\\t"' in text
 
