@@ -86,6 +86,10 @@ class KernelConfig:
     fragment: str
 
 
+# The results channel where the machine has no second UART: a virtio console (hvc0).
+VIRTIO_RESULTS = ("-device", "virtio-serial-device", "-chardev", "file,id=results,path={path}",
+                  "-device", "virtconsole,chardev=results")
+
 ARCHS = {
     "x86_64": ArchParams(
         name="x86_64",
@@ -109,8 +113,7 @@ ARCHS = {
         qemu_binary="qemu-system-aarch64",
         console="ttyAMA0",
         results_tty="hvc0",
-        results_args=("-device", "virtio-serial-device", "-chardev",
-                      "file,id=results,path={path}", "-device", "virtconsole,chardev=results"),
+        results_args=VIRTIO_RESULTS,
         qemu_machine_args=("-M", "virt", "-cpu", "cortex-a57", "-m", "512", "-smp", "1"),
         kvm_possible=False,
         packages=("gcc-aarch64-linux-gnu", "qemu-system-arm"),
@@ -126,8 +129,7 @@ ARCHS = {
         qemu_binary="qemu-system-riscv64",
         console="ttyS0",
         results_tty="hvc0",
-        results_args=("-device", "virtio-serial-device", "-chardev",
-                      "file,id=results,path={path}", "-device", "virtconsole,chardev=results"),
+        results_args=VIRTIO_RESULTS,
         # -bios default: the OpenSBI firmware QEMU ships (Debian's opensbi package).
         qemu_machine_args=("-M", "virt", "-bios", "default", "-m", "512", "-smp", "1"),
         kvm_possible=False,

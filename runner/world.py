@@ -4,6 +4,7 @@ The rest of the runner is pure: configuration (runner.config) and console
 parsing (runner.console).
 """
 
+import contextlib
 import dataclasses
 import os
 import shlex
@@ -74,6 +75,22 @@ def run(cmd, *, cwd=None, env=None, log: Path | None = None, check=True) -> subp
     return proc
 
 
+@contextlib.contextmanager
+def staged(final: Path):
+    """A fresh directory beside `final` that becomes `final` only if the block succeeds, so a
+    failed or interrupted attempt leaves nothing a later run could take for a good result."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{final.name}.tmp-", dir=final.parent))
+    try:
+        yield work
+        if final.exists():
+            shutil.rmtree(final)
+        work.rename(final)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def output_of(cmd) -> str:
     try:
         return subprocess.run(cmd, text=True, capture_output=True, check=True).stdout.strip()
@@ -133,13 +150,11 @@ def prepare_source() -> SourceTree:
     if (final / ".tpbench-applied").exists():
         say(f"[tpbench] source tree: cached at {final}")
         return SourceTree(final, key)
-    final.parent.mkdir(parents=True, exist_ok=True)
     patches = cfg.series_files()
     for p in patches:
         if not p.exists():
             raise Failure(f"patches/series names {p.name}, which does not exist")
-    work = Path(tempfile.mkdtemp(prefix=f"src-{key}.tmp-", dir=final.parent))
-    try:
+    with staged(final) as work:
         with Stage(f"extract {cfg.SOURCE_TARBALL.name}"):
             run(["tar", "-xf", cfg.SOURCE_TARBALL, "-C", work, "--strip-components=1"])
         log = work / "tpbench-apply.log"
@@ -159,12 +174,6 @@ def prepare_source() -> SourceTree:
                                   f"{', '.join(rejects) or '(none written)'}\n"
                                   f"{proc.stdout.strip()[-2000:]}")
         (work / ".tpbench-applied").write_text(key + "\n")
-        if final.exists():
-            shutil.rmtree(final)
-        work.rename(final)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
     return SourceTree(final, key)
 
 
@@ -327,8 +336,7 @@ def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
     init = out / "init"
     if init.exists():
         return init
-    work = Path(tempfile.mkdtemp(prefix=f"init-{arch.name}-{key}.tmp-", dir=out.parent))
-    try:
+    with staged(out) as work:
         log = work / "build.log"
         with Stage(f"build the {arch.name} guest init with nolibc (log: {log})"):
             run(["make", "-s", "-C", source.path, f"O={work / 'uapi'}",
@@ -340,12 +348,6 @@ def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
                  "-I", work / "sysroot/include", "-I", work / "uapi/usr/include",
                  "-include", "nolibc.h", "-o", work / "init", GUEST_INIT, "-lgcc"], log=log)
         (work / "init").chmod(0o755)
-        if out.exists():
-            shutil.rmtree(out)
-        work.rename(out)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
     return init
 
 

@@ -183,3 +183,19 @@ def test_bindgen_uses_the_pinned_libclang(source_tree):
     proc = world.run([cfg.TOOLCHAIN["BINDGEN"], header], env=cfg.BUILD_ENV)
     assert "clang version 14." in proc.stdout, proc.stdout
     assert proc.stdout.count("clang version") == 1
+
+
+def test_guest_init_is_built_with_nolibc_into_its_cache_entry(source_tree, tmp_path, monkeypatch):
+    """From scratch in an empty cache: a static ELF of the guest's architecture, in its own
+    entry, and no half-built directory left beside it."""
+    from elftools.elf.elffile import ELFFile
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
+    arch = cfg.ARCHS[TEST_ARCHS[0]]
+    init = world.guest_init(source_tree, arch)
+    with open(init, "rb") as f:
+        elf = ELFFile(f)
+        assert elf["e_type"] == "ET_EXEC" and not elf.get_section_by_name(".interp")
+        assert elf["e_machine"] == {"x86_64": "EM_X86_64", "arm64": "EM_AARCH64",
+                                    "riscv64": "EM_RISCV"}[arch.name]
+    assert [p.name for p in tmp_path.iterdir()] == [init.parent.name]
+    assert world.guest_init(source_tree, arch) == init      # cached: the same file
