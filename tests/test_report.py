@@ -90,6 +90,13 @@ def test_cover_letter_numbers_come_from_the_committed_run():
         want = [f"{s.loc[(a, c, 'disabled', variant), 'per_call']:g}" for a, c in columns]
         line = re.search(rf"^  {re.escape(label)}\s+(.*)$", text, re.M).group(1).split()
         assert line == want, (label, line, want)
+    # With a probe attached: Rust's site cost minus C's (each net of its language's baseline).
+    enabled = s.xs("enabled", level="state")["per_call"]
+    for arch in ("x86_64", "arm64"):
+        extra = sorted(int((enabled[(arch, c, "rust_trace")] - enabled[(arch, c, "rust_base")])
+                           - (enabled[(arch, c, "c_trace")] - enabled[(arch, c, "c_base")]))
+                       for c in ("jump_label", "no_jump_label"))
+        assert re.search(rf"{arch}:\s+{extra[0]}\s+to\s+{extra[1]}", text), (arch, extra)
 
 
 def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
