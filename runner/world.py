@@ -329,7 +329,7 @@ def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
     cc = arch.c_compiler
     if shutil.which(cc) is None:
         raise Failure(f"{cc} not found: it builds the {arch.name} guest's init; "
-                      f"install {arch.packages[0] if arch.packages else 'gcc'} (make deps)")
+                      f"`make deps` installs it")
     version = output_of([cc, "-dumpfullversion"]).strip()
     key = cfg.digest([GUEST_INIT.read_bytes(), source.key.encode(), version.encode()])
     out = cfg.cache_root() / f"init-{arch.name}-{key}"

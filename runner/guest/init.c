@@ -116,7 +116,8 @@ static void sample(int out)
 	put(out, "event_enable=");
 	put(out, read_line(EVENT "/enable", enable, sizeof(enable)));
 	put(out, "\ntpbench: trace begin\n");
-	copy_file("/sys/kernel/tracing/trace", out);
+	if (copy_file("/sys/kernel/tracing/trace", out) < 0)
+		printf("tpbench-init: cannot read the trace (errno %d)\n", errno);
 	put(out, "tpbench: trace end\n");
 }
 
@@ -140,7 +141,8 @@ static void bench(int out)
 		put(out, "tpbench: insmod failed\n");
 		return;
 	}
-	copy_file(RESULTS_FILE, out);
+	if (copy_file(RESULTS_FILE, out) < 0)
+		printf("tpbench-init: cannot read %s (errno %d)\n", RESULTS_FILE, errno);
 	my_syscall2(__NR_delete_module, "tpbench", O_NONBLOCK);
 }
 
