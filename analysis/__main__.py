@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import codegen, plots, report, stats
+from analysis import codegen, plots, report, stats, validate
 from analysis.jump_table import function_aliases
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,7 +37,7 @@ def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
 def module_tag(ko: Path) -> tuple[str, str]:
     """(arch, config) of tpbench-<arch>-<config>.ko; schema 1 runs have tpbench-<config>.ko."""
     stem = ko.stem.removeprefix("tpbench-")
-    for arch in ("x86_64", "arm64"):
+    for arch in validate.ARCHS:
         if stem.startswith(arch + "-"):
             return arch, stem[len(arch) + 1:]
     return "x86_64", stem

@@ -13,17 +13,26 @@ from pathlib import Path
 from analysis.jump_table import NOPS, read_jump_table
 
 _FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
-# x86 objdump shows the bytes ("66 90 "), arm64 the 32-bit word ("d503201f ").
-_INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} )\s*\t(\S+)\s*(.*)$")
+# x86 objdump shows the bytes ("66 90 "), arm64 and riscv64 the instruction as a number
+# ("d503201f ", and "c509 " for a 16-bit compressed riscv instruction).
+_INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} |[0-9a-f]{4} )\s*\t(\S+)\s*(.*)$")
 _RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
 _TARGET = re.compile(r"(?:^|[ ,])([0-9a-f]+) <")
 
-# Branch classes of x86_64 and arm64 mnemonics; older binutils print the x86 ones with a
-# `q` suffix (callq, jmpq, retq).
-UNCONDITIONAL = {"jmp", "jmpq", "b"}
-INDIRECT_JUMPS = {"br"}                          # arm64; x86 writes `jmp *%reg`
-CALLS = {"call", "callq", "bl", "blr"}
+# Branch classes of x86_64, arm64 and riscv64 mnemonics; older binutils print the x86 ones
+# with a `q` suffix (callq, jmpq, retq).
+UNCONDITIONAL = {"jmp", "jmpq", "b", "j"}
+INDIRECT_JUMPS = {"br", "jr"}                    # arm64, riscv64; x86 writes `jmp *%reg`
+CALLS = {"call", "callq", "bl", "blr", "jal", "jalr"}
 ARM64_CONDITIONAL = {"cbz", "cbnz", "tbz", "tbnz"}
+# riscv64 compares registers in the branch itself; the ones against zero decide on the
+# key's count of 0.
+RISCV_ZERO_BRANCHES = {"beqz": True, "blez": True, "bgez": True,
+                       "bnez": False, "bltz": False, "bgtz": False}
+RISCV_CONDITIONAL = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "bgt", "ble", "bgtu", "bleu",
+                     *RISCV_ZERO_BRANCHES}
+RISCV_LOADS = {"lb", "lbu", "lh", "lhu", "lw", "lwu", "ld"}
+RISCV_STORES = {"sb", "sh", "sw", "sd"}
 _SECTION = re.compile(r"^Disassembly of section (\S+):$")
 
 
@@ -32,7 +41,8 @@ def is_jump(m: str) -> bool:
 
 
 def is_conditional(m: str) -> bool:
-    return (m.startswith("j") and m != "jmp") or m.startswith("b.") or m in ARM64_CONDITIONAL
+    return ((m.startswith("j") and m not in UNCONDITIONAL | INDIRECT_JUMPS | CALLS)
+            or m.startswith("b.") or m in ARM64_CONDITIONAL or m in RISCV_CONDITIONAL)
 
 
 def is_call(m: str) -> bool:
@@ -45,6 +55,12 @@ def is_return(m: str) -> bool:
 LOOP_PREFIX = "tpbench_"
 
 
+def strip_comment(ops: str) -> str:
+    """Operands without objdump's comment: x86 "   # 4a5 <sym>", riscv64 " # 4a5 <sym>",
+    arm64 "  // b.any"; an arm64 immediate ("#0x1") is kept."""
+    return re.sub(r"(\s+#\s|\s*//).*$", "", ops).strip()
+
+
 @dataclass
 class Insn:
     addr: int
@@ -52,15 +68,14 @@ class Insn:
     mnemonic: str
     operands: str
     reloc: str | None = None     # symbol a relocation in this instruction names
+    call_reloc: bool = False     # that relocation is riscv64's call to the symbol
 
     @property
     def text(self) -> str:
         """The instruction, with a call's real target or the symbol a relocation names."""
         if self.reloc and is_call(self.mnemonic):
             return f"{self.mnemonic} {self.reloc}"
-        # Drop objdump's comments: x86 "   # 4a5 <sym>", arm64 "  // b.any"; an arm64
-        # immediate ("#0x1") is kept.
-        ops = re.sub(r"(\s{2,}#|\s*//).*$", "", self.operands).strip()
+        ops = strip_comment(self.operands)
         return f"{self.mnemonic} {ops}".strip() + (f"  [{self.reloc}]" if self.reloc else "")
 
     @property
@@ -98,6 +113,8 @@ def parse_objdump(text: str) -> dict[str, Function]:
             section, current = m.group(1), None
             continue
         m = _FUNC.match(line)
+        if m and m.group(2).startswith(".L"):
+            continue     # riscv64 objdump labels the local labels inside a function
         if m:
             current = Function(m.group(2), int(m.group(1), 16), section=section)
             funcs[current.name] = current
@@ -108,14 +125,20 @@ def parse_objdump(text: str) -> dict[str, Function]:
         if m:
             hexes = m.group(2).strip()
             raw = bytes.fromhex(hexes.replace(" ", ""))
-            if " " not in hexes and len(hexes) == 8:
-                raw = raw[::-1]      # an arm64 word: memory order is little-endian
-            current.insns.append(Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip()))
+            if " " not in hexes:
+                raw = raw[::-1]      # a number: memory order is little-endian
+            insn = Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip())
+            # riscv64 calls with auipc (which has the relocation) and jalr: the call is
+            # the jalr, and its target the auipc's symbol.
+            if insn.mnemonic == "jalr" and current.insns and current.insns[-1].call_reloc:
+                insn.reloc = current.insns[-1].reloc
+            current.insns.append(insn)
             continue
         m = _RELOC.match(line)
         if m and current.insns:
             sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
             current.insns[-1].reloc = sym
+            current.insns[-1].call_reloc = m.group(2).startswith("R_RISCV_CALL")
     return funcs
 
 
@@ -144,7 +167,7 @@ def reg(name: str) -> str:
 
 def operands(insn: Insn) -> list[str]:
     """The operands split at top-level commas, without objdump's trailing comment."""
-    text = re.sub(r"(\s{2,}#|\s*//).*$", "", insn.operands).strip()
+    text = strip_comment(insn.operands)
     out, depth, cur = [], 0, ""
     for ch in text:
         depth += ch in "([" and 1 or (ch in ")]" and -1 or 0)
@@ -154,6 +177,12 @@ def operands(insn: Insn) -> list[str]:
         else:
             cur += ch
     return out + ([cur.strip()] if cur.strip() else [])
+
+
+def base_register(op: str) -> str | None:
+    """The base register of an arm64 ("[x1, #8]") or riscv64 ("8(s0)") memory operand."""
+    m = re.search(r"\[(x\d+)", op) or re.fullmatch(r"-?\w*\((\w+)\)", op.strip())
+    return reg(m.group(1)) if m else None
 
 
 def immediate(op: str) -> int | None:
@@ -198,9 +227,10 @@ class KeyState:
     address or its count (0), and the flags of the last comparison of that count."""
 
     def __init__(self, f: Function):
-        # Addresses of the key set up outside the loop (arm64: adrp/add with the key's reloc).
-        self.base = {reg(operands(i)[0]) for i in f.insns
-                     if is_key_symbol(i.reloc) and i.mnemonic in ("adrp", "add") and operands(i)}
+        # Addresses of the key set up outside the loop (arm64: adrp/add with the key's reloc;
+        # riscv64: auipc).
+        self.base = {reg(operands(i)[0]) for i in f.insns if is_key_symbol(i.reloc)
+                     and i.mnemonic in ("adrp", "add", "auipc") and operands(i)}
         self.count: set[str] = set()
         self.flags: dict[str, bool] | None = None
 
@@ -211,12 +241,11 @@ class KeyState:
             # rust_helper_static_key_count) returns the count: 0.
             self.flags = None
             if insn.reloc and "key_count" in insn.reloc:
-                self.count |= {"ax", "0"}
+                self.count |= {"ax", "0", "a0"}
             return
         reads_key = is_key_symbol(insn.reloc) or any(
-            re.search(r"\[(x\d+)", o) and reg(re.search(r"\[(x\d+)", o).group(1)) in self.base
-            for o in ops)
-        if m.startswith(("mov", "ldr")) and reads_key and ops:
+            base_register(o) in self.base for o in ops)
+        if (m.startswith(("mov", "ldr")) or m in RISCV_LOADS) and reads_key and ops:
             dest = ops[-1] if m.startswith("mov") else ops[0]
             self.count.add(reg(dest))
             return
@@ -234,7 +263,8 @@ class KeyState:
                 return
         if m.startswith(FLAG_SETTERS):
             self.flags = None
-        if ops and not m.startswith(("cmp", "test", "tst", "st", "push", "j", "b")):
+        if ops and not m.startswith(("cmp", "test", "tst", "st", "push", "j", "b")) \
+                and m not in RISCV_STORES:
             self.count.discard(reg(ops[-1] if "%" in insn.operands else ops[0]))
 
     def decide(self, insn: Insn) -> bool | None:
@@ -242,6 +272,8 @@ class KeyState:
         m, ops = insn.mnemonic, operands(insn)
         if m in ("cbz", "cbnz") and ops and reg(ops[0]) in self.count:
             return m == "cbz"
+        if m in RISCV_ZERO_BRANCHES and ops and reg(ops[0]) in self.count:
+            return RISCV_ZERO_BRANCHES[m]
         if self.flags is None:
             return None
         if m.startswith("b."):
@@ -384,7 +416,8 @@ def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> No
                 funcs[name] = funcs[known]
 
 
-OBJDUMP = {"x86_64": "objdump", "arm64": "aarch64-linux-gnu-objdump"}
+OBJDUMP = {"x86_64": "objdump", "arm64": "aarch64-linux-gnu-objdump",
+           "riscv64": "riscv64-linux-gnu-objdump"}
 
 
 def disassemble(ko: Path, arch: str = "x86_64") -> str:
@@ -406,7 +439,8 @@ def sites_by_function(ko: Path) -> dict[str, list[Site]]:
     for e in read_jump_table(ko):
         if e.function:
             out.setdefault(e.function, []).append(
-                Site(e.function, e.code_offset, e.site_kind, e.site_bytes.hex(" "),
+                Site(e.function, e.code_offset, e.site_kind,
+                     e.site_bytes[:e.site_size].hex(" "),
                      e.code_section))
     return out
 

@@ -43,6 +43,15 @@ class JumpEntry:
         return bool(self.key_addend & 2)
 
     @property
+    def site_size(self) -> int:
+        """The site's length in bytes: a NOP's own, 4 for any instruction of arm64 or
+        riscv64, an x86 jmp's, or 5 (call and anything else on x86)."""
+        kind = self.site_kind
+        if self.machine != "x86_64" or kind == "nop4":
+            return 4
+        return {"nop2": 2, "jmp2": 2}.get(kind, 5)
+
+    @property
     def site_kind(self) -> str:
         """'nop2', 'nop5', 'nop4' (arm64), 'jmp2', 'jmp5', 'b' / 'bl' (arm64), 'call' or
         'other': what the site holds now."""

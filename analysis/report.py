@@ -442,13 +442,13 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "counts hits and checks arguments).",
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
-        "`isb`s). The per-call cost is the least-squares slope of the samples over N (N=0 left "
+        "`isb`s; riscv64: the `cycle` CSR). The per-call cost is the least-squares slope of the samples over N (N=0 left "
         "out: there the Rust loops return before entering the loop), so the call and timer "
         "overhead drops out; its 95% interval comes from 2000 bootstrap resamples of the "
         "repetitions at each N.",
         "- Under TCG with `-icount shift=0,sleep=off` QEMU's virtual clock advances 1 ns per "
         "guest instruction; the x86 TSC and the arm64 cycle counter (1 GHz in QEMU) follow it, "
-        "so costs are instruction counts and repeat exactly; the codegen check compares them "
+        "and riscv64's `cycle` CSR is QEMU's instruction count itself, so costs are instruction counts and repeat exactly; the codegen check compares them "
         "with the instructions counted in the disassembly. Under KVM they are cycles.",
         *module_checks(run),
         *doctest_checks(context),

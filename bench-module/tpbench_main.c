@@ -6,8 +6,9 @@
  *
  * One timed sample is one call of a variant's loop function with interrupts
  * off, between two ordered reads of the cycle counter (the TSC on x86, the
- * PMU cycle counter on arm64). Under QEMU TCG with -icount shift=0 both count
- * guest instructions, so a sample is an instruction count.
+ * PMU cycle counter on arm64, the cycle CSR on riscv). Under QEMU TCG with
+ * -icount shift=0 each counts guest instructions, so a sample is an
+ * instruction count.
  */
 
 #include <linux/debugfs.h>
@@ -64,9 +65,10 @@ static void tpbench_counter_init(void)
 }
 
 /*
- * The cycle CSR, which OpenSBI lets S-mode read (mcounteren.CY). QEMU TCG
- * with -icount returns the guest instruction count for it; with shift=0
- * that is one per instruction, as the TSC on x86.
+ * The cycle CSR, which OpenSBI lets S-mode read (mcounteren.CY). Under
+ * -icount QEMU returns its instruction clock for it, one per instruction
+ * with shift=0, as the TSC on x86. TCG runs one instruction after another,
+ * so the read needs no fence there; real harts would want one.
  */
 static u64 tpbench_now(void)
 {

@@ -65,9 +65,6 @@ class ArchParams:
     packages: tuple[str, ...] = ()   # Debian packages only this architecture needs
     make_args: tuple[str, ...] = ()  # more kbuild variables, such as LLVM=-14
     kernel_cc: str = ""              # the kernel's C compiler; empty: CROSS_COMPILE's gcc
-    # The benchmark runs here: the codegen walker that explains its counts knows this
-    # architecture's instructions.
-    benched: bool = True
 
     @property
     def c_compiler(self) -> str:
@@ -137,7 +134,6 @@ ARCHS = {
                   "opensbi"),
         make_args=("LLVM=-14",),
         kernel_cc="clang-14",
-        benched=False,
     ),
 }
 

@@ -14,8 +14,6 @@ from runner import world  # noqa: E402
 FIXTURES = Path(__file__).parent / "fixtures"
 # The architectures the kernel tests build and boot; `make test` covers both.
 TEST_ARCHS = os.environ.get("TEST_ARCHS", "x86_64 arm64 riscv64").split()
-# Those of them the benchmark runs on (the others build, boot and run their doctests).
-BENCH_ARCHS = [a for a in TEST_ARCHS if a in cfg.ARCHS and cfg.ARCHS[a].benched]
 OUT = cfg.REPO / "out" / "test"
 _counts = {"passed": 0, "failed": 0, "skipped": 0}
 

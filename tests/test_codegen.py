@@ -131,3 +131,48 @@ def test_sites_are_matched_by_section_and_offset():
     assert "xchg (NOP site)" in text["rust_trace"]
     text = dict((v, t) for v, _, t in codegen.path_summary(f, wrong, ["rust_trace"]))
     assert "NOP site" not in text["rust_trace"]
+
+
+# riscv64 (clang 14 and rustc 1.96), from `riscv64-linux-gnu-objdump -dr -j .text` of the
+# modules of a real run; the sites are those analysis.jump_table reads from its .ko.
+RISCV_SITES = {(".text", a) for a in (0x2a0, 0x3c0, 0x4fc, 0x544)}
+RISCV_PATHS = {
+    "jump_label": {
+        "c_trace": "nop (NOP site); add; bne (taken)",
+        "rust_trace": "nop (NOP site); add; bne (taken)",
+        "rust_load": "lw; blez (taken); add; bne (taken)",
+        "rust_count_call": "mv; auipc; jalr tpbench_key_count; lw; ret; blez (taken); add; "
+                           "bne (taken)",
+    },
+    "no_jump_label": {
+        "c_trace": "lw; blez (taken); add; bne (taken)",
+        "rust_trace": "lw; blez (taken); add; bne (taken)",
+        "rust_helper": "add; auipc; jalr tpbench_trace_helper; add; sd; sd; sd; auipc; mv; lw; "
+                       "blez (taken); ld; ld; ld; add; ret; mv; bne (taken)",
+    },
+}
+
+
+def test_riscv64_parser_merges_local_labels_and_names_calls():
+    f = funcs("objdump-tpbench-riscv64-jump_label.txt")
+    assert not [name for name in f if name.startswith(".L")]
+    trace = f["tpbench_c_trace"]
+    # objdump labels .Ltmp0 and .LBB2_7 inside the function; they stay in it.
+    assert trace.insns[-1].mnemonic == "ret" and len(trace.insns) == 33
+    site = trace.insns[trace.at(0x2a0)]
+    assert site.raw == bytes.fromhex("13000000") and site.mnemonic == "nop"
+    assert trace.insns[0].raw == bytes.fromhex("0111")        # c.addi sp,-32, memory order
+    calls = [i for i in trace.insns if codegen.is_call(i.mnemonic)]
+    assert [(c.mnemonic, c.reloc) for c in calls] == [("jalr", "__traceiter_tpbench_hit")]
+    assert not codegen.is_conditional("jal") and not codegen.is_conditional("jr")
+
+
+@pytest.mark.parametrize("config", ["jump_label", "no_jump_label"])
+def test_riscv64_disabled_paths(config):
+    f = funcs(f"objdump-tpbench-riscv64-{config}.txt")
+    # Without CONFIG_JUMP_LABEL, LLVM merged the two identical Rust loops.
+    codegen.add_aliases(f, {"tpbench_rust_trace": ["tpbench_rust_load"]})
+    sites = {"any": [Site("any", a, "nop4", "13 00 00 00") for _, a in RISCV_SITES]
+             if config == "jump_label" else []}
+    summary = {v: text for v, _, text in codegen.path_summary(f, sites, list(RISCV_PATHS[config]))}
+    assert summary == RISCV_PATHS[config]
