@@ -19,11 +19,11 @@ _INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} |[0-9a-f]{
 _RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
 _TARGET = re.compile(r"(?:^|[ ,])([0-9a-f]+) <")
 
-# Branch classes of x86_64, arm64 and riscv64 mnemonics; older binutils print the x86 ones
-# with a `q` suffix (callq, jmpq, retq).
+# Branch classes of x86_64, arm64, riscv64 and arm mnemonics; older binutils print the x86
+# ones with a `q` suffix (callq, jmpq, retq).
 UNCONDITIONAL = {"jmp", "jmpq", "b", "j"}
 INDIRECT_JUMPS = {"br", "jr"}                    # arm64, riscv64; x86 writes `jmp *%reg`
-CALLS = {"call", "callq", "bl", "blr", "jal", "jalr"}
+CALLS = {"call", "callq", "bl", "blr", "jal", "jalr", "blx"}
 ARM64_CONDITIONAL = {"cbz", "cbnz", "tbz", "tbnz"}
 # riscv64 compares registers in the branch itself; the ones against zero decide on the
 # key's count of 0.
@@ -42,23 +42,31 @@ def is_jump(m: str) -> bool:
 
 def is_conditional(m: str) -> bool:
     return ((m.startswith("j") and m not in UNCONDITIONAL | INDIRECT_JUMPS | CALLS)
-            or m.startswith("b.") or m in ARM64_CONDITIONAL or m in RISCV_CONDITIONAL)
+            or m.startswith("b.") or m in ARM64_CONDITIONAL or m in RISCV_CONDITIONAL
+            or arm_condition(m) is not None)
+
+
+def arm_condition(m: str) -> str | None:
+    """The condition of a 32-bit arm conditional branch (`bne` -> "ne"), else None."""
+    return m[1:] if m.startswith("b") and m[1:] in ARM64_CONDITIONS else None
 
 
 def is_call(m: str) -> bool:
     return m in CALLS
 
 
-def is_return(m: str) -> bool:
-    return m.startswith("ret")
+def is_return(m: str, ops: str = "") -> bool:
+    """x86's and arm64's ret; arm's `bx lr`, or a pop that loads pc."""
+    return m.startswith("ret") or (m == "bx" and ops.strip() == "lr") or (
+        m in ("pop", "ldm", "ldmfd", "ldmia") and "pc}" in ops)
 
 LOOP_PREFIX = "tpbench_"
 
 
 def strip_comment(ops: str) -> str:
     """Operands without objdump's comment: x86 "   # 4a5 <sym>", riscv64 " # 4a5 <sym>",
-    arm64 "  // b.any"; an arm64 immediate ("#0x1") is kept."""
-    return re.sub(r"(\s+#\s|\s*//).*$", "", ops).strip()
+    arm64 "  // b.any", arm "	@ 0x4"; an arm64 immediate ("#0x1") is kept."""
+    return re.sub(r"(\s+[#@]\s|\s*//).*$", "", ops).strip()
 
 
 @dataclass
@@ -180,8 +188,9 @@ def operands(insn: Insn) -> list[str]:
 
 
 def base_register(op: str) -> str | None:
-    """The base register of an arm64 ("[x1, #8]") or riscv64 ("8(s0)") memory operand."""
-    m = re.search(r"\[(x\d+)", op) or re.fullmatch(r"-?\w*\((\w+)\)", op.strip())
+    """The base register of an arm64 ("[x1, #8]"), arm ("[r3, #4]") or riscv64 ("8(s0)")
+    memory operand."""
+    m = re.search(r"\[(\w+)", op) or re.fullmatch(r"-?\w*\((\w+)\)", op.strip())
     return reg(m.group(1)) if m else None
 
 
@@ -230,7 +239,12 @@ class KeyState:
         # Addresses of the key set up outside the loop (arm64: adrp/add with the key's reloc;
         # riscv64: auipc).
         self.base = {reg(operands(i)[0]) for i in f.insns if is_key_symbol(i.reloc)
-                     and i.mnemonic in ("adrp", "add", "auipc") and operands(i)}
+                     and i.mnemonic in ("adrp", "add", "auipc", "movw", "movt") and operands(i)}
+        # arm: `ldr rN, [pc, #k]` from a literal word that holds the key's address.
+        words = {i.addr: i for i in f.insns if i.mnemonic == ".word"}
+        self.base |= {reg(operands(i)[0]) for i in f.insns
+                      if i.mnemonic == "ldr" and "[pc" in i.operands and i.target in words
+                      and is_key_symbol(words[i.target].reloc)}
         self.count: set[str] = set()
         self.flags: dict[str, bool] | None = None
 
@@ -278,6 +292,8 @@ class KeyState:
             return None
         if m.startswith("b."):
             test = ARM64_CONDITIONS.get(m[2:])
+        elif arm_condition(m):
+            test = ARM64_CONDITIONS[arm_condition(m)]
         elif m.startswith("j"):
             test = X86_CONDITIONS.get(m[1:])
         else:
@@ -297,7 +313,7 @@ def leaves(f: Function, addr: int, head: int) -> bool:
             insn = f.insns[f.at(addr)]
         except KeyError:
             return True              # out of the function: a tail call
-        if is_return(insn.mnemonic):
+        if is_return(insn.mnemonic, insn.operands):
             return True
         if is_conditional(insn.mnemonic) or is_call(insn.mnemonic):
             return False
@@ -345,7 +361,7 @@ def next_pc(f: Function, insn: Insn, sites: set, key: KeyState, head: int | None
     m = insn.mnemonic
     if is_site(f, insn, sites):
         return insn.end
-    if is_return(m):
+    if is_return(m, insn.operands):
         raise WalkError(f"{f.name}: returned inside the loop at {insn.addr:#x}")
     if m in INDIRECT_JUMPS or (is_jump(m) and insn.target is None):
         raise WalkError(f"{f.name}: an indirect jump at {insn.addr:#x} cannot be followed")
@@ -399,7 +415,7 @@ def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
     for _ in range(1000):
         insn = f.insns[f.at(pc)]
         path.append((name, insn))
-        if is_return(insn.mnemonic):
+        if is_return(insn.mnemonic, insn.operands):
             return path
         if is_call(insn.mnemonic) and not is_site(f, insn, sites):
             raise WalkError(f"{name}: nested call on the disabled path")
@@ -417,7 +433,7 @@ def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> No
 
 
 OBJDUMP = {"x86_64": "objdump", "arm64": "aarch64-linux-gnu-objdump",
-           "riscv64": "riscv64-linux-gnu-objdump"}
+           "riscv64": "riscv64-linux-gnu-objdump", "arm": "arm-linux-gnueabihf-objdump"}
 
 
 def disassemble(ko: Path, arch: str = "x86_64") -> str:

@@ -1,9 +1,12 @@
-"""Decodes __jump_table entries of a relocatable object (.o or .ko): x86_64, arm64, riscv64.
+"""Decodes __jump_table entries of a relocatable object (.o or .ko): x86_64, arm64, riscv64,
+arm.
 
-An entry is three PC-relative fields, `code`, `target` and `key`, each
-resolved through a relocation in a relocatable file. The key's relocation
-addend carries the field offset inside the key's containing object plus two
-flag bits: 1 for "branch defaults to on", 2 for objtool's "NOP this jmp".
+An entry is three fields, `code`, `target` and `key`, each resolved through a
+relocation in a relocatable file: PC-relative (s32, s32, s64) everywhere but
+on 32-bit arm, whose entries are three absolute words with the addends in the
+section itself (REL). The key's addend carries the field offset inside the
+key's containing object plus two flag bits: 1 for "branch defaults to on", 2
+for objtool's "NOP this jmp".
 """
 
 from dataclasses import dataclass
@@ -12,11 +15,13 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
 ENTRY_SIZE = 16          # s32 code, s32 target, s64 key (on each of them)
+ABSOLUTE_ENTRY_SIZE = 12  # arm: u32 code, u32 target, u32 key
 NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
         bytes.fromhex("1f2003d5"): "nop4",           # arm64 `nop`, little-endian
-        bytes.fromhex("13000000"): "nop4"}           # riscv `nop` (addi x0, x0, 0)
+        bytes.fromhex("13000000"): "nop4",           # riscv `nop` (addi x0, x0, 0)
+        bytes.fromhex("00f020e3"): "nop4"}           # arm (A32) `nop`, little-endian
 JMPS = {0xEB: 2, 0xE9: 5}
-MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64"}
+MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64", "EM_ARM": "arm"}
 # riscv writes "a - ." as a pair at one offset: R_RISCV_ADD32/64 (a) and R_RISCV_SUB32/64 (.);
 # the site is the ADD's symbol + addend, as it is the PC32's on x86_64.
 RISCV_SUB = {39, 40}
@@ -63,6 +68,8 @@ class JumpEntry:
             return {0b000101: "b", 0b100101: "bl"}.get(word >> 26, "other")
         if self.machine == "riscv64":
             return "j" if word & 0x7F == 0x6F else "other"
+        if self.machine == "arm":
+            return {0xEA: "b", 0xEB: "bl"}.get(word >> 24, "other")
         first = self.site_bytes[:1]
         if first and first[0] in JMPS:
             return f"jmp{JMPS[first[0]]}"
@@ -98,21 +105,25 @@ def read_jump_table(path) -> list[JumpEntry]:
         if rela is None:
             raise ValueError(f"{path}: __jump_table has no relocations")
         symtab = elf.get_section(rela["sh_link"])
+        words = table.data()
         by_offset = {}
         for r in rela.iter_relocations():
             if machine == "riscv64" and r["r_info_type"] in RISCV_SUB:
                 continue
             sym = symtab.get_symbol(r["r_info_sym"])
-            by_offset[r["r_offset"]] = (sym, r["r_addend"])
+            off = r["r_offset"]
+            addend = r["r_addend"] if r.is_RELA() else int.from_bytes(words[off:off + 4], "little")
+            by_offset[off] = (sym, addend)
         funcs = _functions_by_section(elf)
         entries = []
-        for base in range(0, table["sh_size"], ENTRY_SIZE):
+        size = ABSOLUTE_ENTRY_SIZE if machine == "arm" else ENTRY_SIZE
+        for base in range(0, table["sh_size"], size):
             code_sym, code_add = by_offset[base]
             target_sym, target_add = by_offset[base + 4]
             key_sym, key_add = by_offset[base + 8]
             shndx = code_sym["st_shndx"]
             section = elf.get_section(shndx)
-            # PC32 "1b - ." relocations: the site is symbol + addend.
+            # PC32 "1b - ." relocations (or arm's absolute ones): the site is symbol + addend.
             site = code_sym["st_value"] + code_add
             target = target_sym["st_value"] + target_add
             data = section.data()

@@ -24,7 +24,8 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
     """Writes the .dat files the scripts read; returns what the scripts need to know."""
     outdir.mkdir(parents=True, exist_ok=True)
     variants = ordered(summary.variant.unique())
-    meta = {"panels": [], "variants": variants}
+    # "boxes": the variants each box plot has samples of (32-bit arm has no Rust ones).
+    meta = {"panels": [], "variants": variants, "boxes": {}}
     for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
         part = summary[(summary.arch == arch) & (summary.config == config)]
@@ -49,10 +50,12 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
                         f.write(f"{n} {cycles}\n")
                     f.write("\n\n")
             with open(outdir / f"box-{tag}-{state}.dat", "w") as f:
+                meta["boxes"][f"{tag}-{state}"] = []
                 for i, v in enumerate(variants):
                     g = mine[(mine.variant == v) & (mine.state == state)]
                     if g.empty:
                         continue
+                    meta["boxes"][f"{tag}-{state}"].append(i)
                     for value in stats.per_call_samples(g):
                         f.write(f"{i} {value:.6f}\n")
     return meta
@@ -81,6 +84,7 @@ def script(meta: dict, term: str, ext: str) -> str:
             f'"" using ($1+0.18):6:7:8 with yerrorbars lc rgb "black" pt 0 notitle',
         ]
         for state in ("disabled", "enabled"):
+            boxes = " ".join(map(str, meta["boxes"][f"{tag}-{state}"]))
             lines += [
                 f'set output "scaling-{tag}-{state}.{ext}"',
                 f'set title "Cost against loop length, {arch} {config}, tracepoint {state}, {acc}"',
@@ -95,8 +99,8 @@ def script(meta: dict, term: str, ext: str) -> str:
                 'set xlabel "variant"', f'set ylabel "{unit_label(unit)}"',
                 "set xrange [-0.6:%f]" % (len(variants) - 0.4), "set yrange [0:*]",
                 "set style data boxplot", "set boxwidth 0.5",
-                f'plot for [i=0:{len(variants) - 1}] "box-{tag}-{state}.dat" '
-                f'using (i):($1 == i ? $2 : NaN) notitle lc i + 1',
+                f'plot for [k in "{boxes}"] "box-{tag}-{state}.dat" '
+                f'using (int(k)):($1 == int(k) ? $2 : NaN) notitle lc int(k) + 1',
             ]
     return "\n".join(lines) + "\n"
 
@@ -156,19 +160,19 @@ def site_figure_script(made, panels, term: str, ext: str) -> list[str]:
     """The headline figure: one panel per source (guest instructions, native ticks)."""
     if not made:
         return []
-    xtics = ", ".join(f'"{a} {c}" {i}' for i, (a, c) in enumerate(panels))
+    xtics = ", ".join(f'"{a}\\n{c}" {i}' for i, (a, c) in enumerate(panels))
     lines = [f'set output "sites.{ext}"', f"set multiplot layout {len(made)},1 "
              'title "The disabled tracepoint site, cost per call (site loop minus the same loop '
              'without the site)"',
              f"set xtics ({xtics}) norotate", "set xrange [-0.6:%f]" % (len(panels) - 0.4),
              "set boxwidth 0.25", "set style fill solid 0.6 border -1", "set key top left",
-             'set xlabel "architecture and kernel config"', "set xzeroaxis lt -1",
+             'set xlabel "architecture and kernel config" offset 0,-0.8', "set xzeroaxis lt -1",
              "set offsets 0, 0, graph 0.15, 0"]
     for source, label, missing, ymin in made:
         where = ("inside the guest (error bars: 95% CI)" if source == "guest" else
                  "natively on the host CPU: mean over the placements of .text (bars: min to max)")
         lines += ["unset label"] + [
-            f'set label "no native run:\\nnot the host\'s architecture" at {i}, graph 0.5 center'
+            f'set label "not run\\nnatively:\\nnot the\\nhost\'s\\narch" at {i}, graph 0.5 center'
             for i in missing]
         lines += [f'set title "{where}"', f'set ylabel "{label}"',
                   f"set yrange [{ymin - 0.2 if ymin < 0 else 0}:*]",

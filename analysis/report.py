@@ -319,19 +319,22 @@ _KTAP_RESULT = re.compile(r"^(ok|not ok) \d+ (\S+)")
 
 def module_checks(run: Path) -> list[str]:
     """The module's own KTAP tests as this run's results files report them."""
-    seen: dict[str, set[str]] = {}
+    seen: dict[str, list[str]] = {}
     files = sorted(run.glob("results-*.txt"))
     for f in files:
         for line in f.read_text(errors="replace").splitlines():
             m = _KTAP_RESULT.match(line)
             if m:
-                seen.setdefault(m.group(2), set()).add(m.group(1))
+                seen.setdefault(m.group(2), []).append(m.group(1))
     if not seen:
         return ["- The run's results files report no KTAP tests of the module."]
     out = [f"- The module's own KTAP tests, as the {len(files)} results files of this run "
            "report them:"]
     for name, statuses in seen.items():
-        verdict = "ok in every config" if statuses == {"ok"} else "**failed** in some config"
+        where = ("every config" if len(statuses) == len(files) else
+                 f"the {len(statuses)} configs that ran it (a module without Rust has no such "
+                 "test)")
+        verdict = f"ok in {where}" if set(statuses) == {"ok"} else "**failed** in some config"
         out.append(f"  - `{name}`: {KTAP_TESTS.get(name, 'no description')}; {verdict}.")
     return out
 
@@ -345,6 +348,11 @@ def doctest_checks(context: dict) -> list[str]:
     out = []
     for name, c in context["configs"].items():
         d = c.get("doctests")
+        fragments = "".join(c.get("fragments", {}).values())
+        if d is None and fragments and "CONFIG_RUST=y" not in fragments:
+            out.append(f"- {name}: a kernel without Rust (none in 6.12 for this "
+                       "architecture), so no doctests.")
+            continue
         if d is None:
             out.append(f"- {name}: this run did not record the kernel crate's doctests.")
             continue
@@ -442,12 +450,14 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "counts hits and checks arguments).",
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
-        "`isb`s; riscv64: the `cycle` CSR). The per-call cost is the least-squares slope of the samples over N (N=0 left "
+        "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "
+        "`cycle` CSR). The per-call cost is the least-squares slope of the samples over N (N=0 left "
         "out: there the Rust loops return before entering the loop), so the call and timer "
         "overhead drops out; its 95% interval comes from 2000 bootstrap resamples of the "
         "repetitions at each N.",
         "- Under TCG with `-icount shift=0,sleep=off` QEMU's virtual clock advances 1 ns per "
-        "guest instruction; the x86 TSC and the arm64 cycle counter (1 GHz in QEMU) follow it, "
+        "guest instruction; the x86 TSC and the arm64 and arm cycle counters (1 GHz in QEMU) "
+        "follow it, "
         "and riscv64's `cycle` CSR is QEMU's instruction count itself, so costs are instruction counts and repeat exactly; the codegen check compares them "
         "with the instructions counted in the disassembly. Under KVM they are cycles.",
         *module_checks(run),
@@ -465,15 +475,19 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                      f"{tools['gcc']}; {tools['qemu']}")
     lines.append(f"- module parameters: `{' '.join(context['module_params'])}`")
     for name, c in context["configs"].items():
+        own = c.get("module_params")
         lines.append(f"- {name}: kernel {c['kernel_release']}, fragments "
                      f"{', '.join(c['fragments'])} (hash `{c['fragment_hash']}`); "
-                     f"{c['accel']}: {c['accel_reason']}")
+                     f"{c['accel']}: {c['accel_reason']}"
+                     + (f"; module parameters of this guest: `{' '.join(own)}`"
+                        if own and own != context["module_params"] else ""))
     lines += [
         "",
         "## Reproduce",
         "",
         "```",
-        "make bench ARCHS=\"x86_64 arm64\"   # a new run under data/, analysis, plots, codegen, REPORT.md",
+        f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\"   # a new run under data/, analysis, "
+        "plots, codegen, REPORT.md",
         f"make report RUN={context['run_id']}   # this report again, from the committed files",
         "```",
         "",

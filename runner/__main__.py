@@ -60,7 +60,7 @@ def cmd_sample(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     init = world.guest_init(world.prepare_source(), kb.arch)
     initrd = world.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", init)
-    append = "tpbench.mode=sample"
+    append = f"tpbench.mode=sample {cfg.KUNIT_OFF}"
     if args.event == "on":
         append += " trace_event=rust_sample:rust_sample_loaded"
     name = f"sample-{kb.config.name}-event-{args.event}"

@@ -249,3 +249,12 @@ def parse_kunit_suite(lines, suite: str) -> KunitSuite:
                             f"({locations.get(name, 'no location')}) failed")
     return KunitSuite(suite, tuple(KunitTest(name, status, locations.get(name, ""))
                                    for _, name, status in tests), tuple(problems))
+
+
+_INSMOD = re.compile(r"^insmod (\S+) (-?\d+)$")
+
+
+def insmod_statuses(lines) -> dict[str, int]:
+    """The guest init's "insmod <name> <errno>" lines: module name -> 0 when it loaded,
+    else the errno of the refusal (a module_init() that fails returns its error)."""
+    return {m.group(1): int(m.group(2)) for m in map(_INSMOD.match, lines) if m}

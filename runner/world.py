@@ -376,6 +376,20 @@ def make_initramfs(out: Path, init: Path, extra_files: dict[str, Path] | None = 
     return out
 
 
+def boot_loading_modules(kb: KernelBuild, init: Path, modules, accel: str, outdir: Path,
+                         name: str, timeout: float = 300) -> tuple["BootResult", dict[str, int]]:
+    """Boots `kb` with the init's insmod mode, which loads each of `modules` (paths in the
+    build, or names of files that do not exist) in order; returns the boot and each
+    module's status by name: 0, or the errno of the refusal."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    files = {f"/{Path(m).stem}.ko": kb.build / m for m in modules if (kb.build / m).exists()}
+    initrd = make_initramfs(outdir / f"initramfs-{name}.cpio.gz", init, files)
+    load = ",".join(Path(m).stem for m in modules)
+    result = boot(kb.arch, kb.image, initrd, f"tpbench.mode=insmod tpbench.load={load}", accel,
+                  outdir, name, timeout=timeout)
+    return result, console.insmod_statuses(result.results.splitlines())
+
+
 def kvm_usable() -> tuple[bool, str]:
     if not os.path.exists("/dev/kvm"):
         return False, "/dev/kvm does not exist"
@@ -399,8 +413,9 @@ def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, a
             "-no-reboot", "-display", "none", "-monitor", "none",
             "-serial", "stdio", *results_args,
             "-kernel", str(image), "-initrd", str(initrd),
-            "-append", f"console={arch.console} panic=-1 tpbench.results={arch.results_tty} "
-                       f"{append}".strip()]
+            "-append", " ".join(filter(None, [
+                f"console={arch.console} panic=-1 tpbench.results={arch.results_tty}",
+                arch.tcg_kernel_args if accel == "tcg" else "", append]))]
 
 
 @dataclass

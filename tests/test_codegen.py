@@ -176,3 +176,30 @@ def test_riscv64_disabled_paths(config):
              if config == "jump_label" else []}
     summary = {v: text for v, _, text in codegen.path_summary(f, sites, list(RISCV_PATHS[config]))}
     assert summary == RISCV_PATHS[config]
+
+
+# arm (ARMv7, GCC 12, A32), from `arm-linux-gnueabihf-objdump -dr -j .text` of a real run's
+# modules, which have the C variants alone (no Rust on 32-bit arm in 6.12).
+ARM_PATHS = {
+    "jump_label": {
+        "c_empty": "cmp; bxeq; add; b (taken)",
+        "c_trace": "cmp; popeq; nop (NOP site); b (taken); add; b (taken)",
+    },
+    # The key's address comes from a literal word (`ldr r6, [pc, #40]`) with its relocation.
+    "no_jump_label": {
+        "c_trace": "cmp; popeq; ldr; cmp; ble (taken); add; b (taken)",
+    },
+}
+
+
+@pytest.mark.parametrize("config", ["jump_label", "no_jump_label"])
+def test_arm_disabled_paths(config):
+    f = funcs(f"objdump-tpbench-arm-{config}.txt")
+    sites = {"any": [Site("any", a, "nop4", "00 f0 20 e3") for a in (0x64, 0x194)]
+             if config == "jump_label" else []}
+    summary = {v: text for v, _, text in codegen.path_summary(f, sites, list(ARM_PATHS[config]))}
+    assert summary == ARM_PATHS[config]
+    # A conditional return inside the loop is one instruction that falls through, not a return.
+    assert not codegen.is_return("bxeq", "lr") and codegen.is_return("bx", "lr")
+    assert codegen.is_return("pop", "{r4, r5, r6, pc}") and not codegen.is_return("pop", "{r4}")
+    assert codegen.arm_condition("ble") == "le" and codegen.arm_condition("bl") is None

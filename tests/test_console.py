@@ -93,3 +93,13 @@ def test_doctests_cut_short_count_as_crashed():
 def test_doctests_that_never_ran_are_a_problem():
     suite = console.parse_kunit_suite(lines("console-clean-jump_label.log"), "rust_doctests_kernel")
     assert suite.tests == () and "did not run" in suite.problems[0]
+
+
+def test_insmod_statuses_from_a_real_results_channel():
+    """The init's insmod mode, from a real x86_64 boot: two loads that worked and one file
+    that does not exist (ENOENT)."""
+    assert console.insmod_statuses(lines("results-insmod-static-keys.txt")) == {
+        "test_static_key_base": 0, "test_static_keys": 0, "no_such_module": 2}
+    # A failing module_init() (test_static_keys returns -EINVAL) and noise around the lines.
+    assert console.insmod_statuses(["tpbench: x", "insmod test_static_keys 22", "insmod y"]) == {
+        "test_static_keys": 22}

@@ -43,3 +43,19 @@ def test_flag_bits():
     on = entry(bytes.fromhex("6690eb1bbf"), addend=8 + 3)
     assert on.branch_default
     assert site_problems([on], "rust_print_main", KEY)
+
+
+def arm_entry(site_bytes):
+    return JumpEntry(".text", 0x3c, 0x48, "__tracepoint_tpbench_hit", 4, "tpbench_c_trace", 0x10,
+                     site_bytes, "arm")
+
+
+def test_arm_nop_passes_and_a_branch_left_there_fails():
+    # A32 `nop` (e320f000) and `b` (ea000001), as they lie in memory.
+    nop = arm_entry(bytes.fromhex("00f020e3"))
+    assert nop.site_kind == "nop4" and nop.site_size == 4
+    assert site_problems([nop], "tpbench_c_trace", "__tracepoint_tpbench_hit") == []
+    b = arm_entry(bytes.fromhex("010000ea"))
+    assert b.site_kind == "b"
+    assert "holds b (01 00 00 ea), not a NOP" in site_problems(
+        [b], "tpbench_c_trace", "__tracepoint_tpbench_hit")[0]

@@ -1,5 +1,5 @@
 """The real thing: the kernels built from Debian's tree with our series, booted in QEMU,
-for each architecture of TEST_ARCHS (default: x86_64, arm64 and riscv64)."""
+for each architecture of TEST_ARCHS (default: x86_64, arm64, arm and riscv64)."""
 
 import pytest
 
@@ -10,8 +10,11 @@ from tests.conftest import OUT, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
 KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS]
+# Those with Rust (all but 32-bit arm in 6.12): the sample, the doctests, the Rust sites.
+RUST_ARCHS = [a for a in TEST_ARCHS if cfg.ARCHS[a].rust]
+RUST_KERNELS = [(a, c) for a, c in KERNELS if a in RUST_ARCHS]
 # The instruction at a disabled static branch site, per architecture.
-SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}}
+SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}, "arm": {"nop4"}}
 
 
 @pytest.mark.parametrize("arch, name", KERNELS)
@@ -19,15 +22,17 @@ def test_kernel_builds_with_requested_options(kernels, arch, name):
     kb = kernels[(arch, name)]
     assert kb.image.stat().st_size > 500_000
     have = cfg.parse_kconfig((kb.build / ".config").read_text())
-    assert have["CONFIG_RUST"] == "y" and have["CONFIG_TRACEPOINTS"] == "y"
+    rust = cfg.ARCHS[arch].rust
+    assert have.get("CONFIG_RUST", "n") == ("y" if rust else "n")
+    assert have["CONFIG_TRACEPOINTS"] == "y" and have["CONFIG_TEST_STATIC_KEYS"] == "m"
     assert have.get("CONFIG_JUMP_LABEL", "n") == ("y" if name == "jump_label" else "n")
     # The generated asm template exists only where Rust emits static branches.
     # Its name contains "generated", which make rustfmt and rustfmtcheck skip.
     generated = kb.build / "rust/kernel/generated_arch_static_branch_asm.rs"
-    assert generated.exists() == (name == "jump_label")
+    assert generated.exists() == (name == "jump_label" and rust)
 
 
-@pytest.mark.parametrize("arch", TEST_ARCHS)
+@pytest.mark.parametrize("arch", RUST_ARCHS)
 def test_generated_asm_comes_from_the_c_header(kernels, arch):
     text = (kernels[(arch, "jump_label")].build
             / "rust/kernel/generated_arch_static_branch_asm.rs").read_text()
@@ -46,10 +51,11 @@ def test_generated_asm_comes_from_the_c_header(kernels, arch):
 
 
 @pytest.mark.parametrize("event", ["on", "off"])
-@pytest.mark.parametrize("arch, name", KERNELS)
+@pytest.mark.parametrize("arch, name", RUST_KERNELS)
 def test_rust_sample_fires_its_tracepoint(kernels, sample_initramfs, accel, arch, name, event):
     kb = kernels[(arch, name)]
-    append = "tpbench.mode=sample"
+    # The doctests have a boot of their own (selftest_boot): KUnit stays off here.
+    append = f"tpbench.mode=sample {cfg.KUNIT_OFF}"
     if event == "on":
         append += f" trace_event=rust_sample:{EVENT}"
     result = world.boot(kb.arch, kb.image, sample_initramfs[arch], append, accel, OUT,
@@ -80,11 +86,34 @@ SERIES_DOCTESTS = {
 }
 
 
+# A name no file has: its ENOENT shows that the init reports what each load returned.
+ABSENT_MODULE = "no_such_module.ko"
+_selftest_boots = {}
+
+
+def selftest_boot(kernels, guest_inits, accel, arch, name):
+    """One boot per kernel for the kernel's own tests: KUnit runs the doctests before init,
+    then the init loads the static key test modules (and a module that does not exist)."""
+    if (arch, name) not in _selftest_boots:
+        _selftest_boots[(arch, name)] = world.boot_loading_modules(
+            kernels[(arch, name)], guest_inits[arch], (*cfg.STATIC_KEY_TESTS, ABSENT_MODULE),
+            accel, OUT, f"selftests-{arch}-{name}")
+    return _selftest_boots[(arch, name)]
+
+
 @pytest.mark.parametrize("arch, name", KERNELS)
-def test_macro_examples_pass_as_kunit_doctests(kernels, sample_initramfs, accel, arch, name):
-    kb = kernels[(arch, name)]
-    result = world.boot(kb.arch, kb.image, sample_initramfs[arch], "tpbench.mode=sample", accel,
-                        OUT, f"doctests-{arch}-{name}", timeout=300)
+def test_kernel_static_key_test_passes(kernels, guest_inits, accel, arch, name):
+    """lib/test_static_keys: every kind of C static branch (static_key_true/false,
+    static_branch_likely/unlikely, keys of the module and of another one) follows its key
+    both ways; patch 4 changed the asm all of them use. A failure refuses the load (EINVAL)."""
+    result, statuses = selftest_boot(kernels, guest_inits, accel, arch, name)
+    assert world.boot_failure(result) is None, world.boot_failure(result)
+    assert statuses == {"test_static_key_base": 0, "test_static_keys": 0, "no_such_module": 2}
+
+
+@pytest.mark.parametrize("arch, name", RUST_KERNELS)
+def test_macro_examples_pass_as_kunit_doctests(kernels, guest_inits, accel, arch, name):
+    result, _ = selftest_boot(kernels, guest_inits, accel, arch, name)
     suite = console.parse_kunit_suite(result.console_lines, cfg.DOCTEST_SUITE)
     assert suite.problems == (), suite.problems
     # The kernel crate has doctests of its own; ours are among them, each with its location.
@@ -94,7 +123,23 @@ def test_macro_examples_pass_as_kunit_doctests(kernels, sample_initramfs, accel,
         assert [t.status for t in ours] == ["ok"] * count, (path, ours)
 
 
-@pytest.mark.parametrize("arch", TEST_ARCHS)
+@pytest.mark.parametrize("arch, name", KERNELS)
+def test_c_site_in_bench_module(kernels, arch, name):
+    """The bench module's C trace_tpbench_hit() site, on every architecture (the module has
+    its C half alone where there is no Rust): with CONFIG_JUMP_LABEL one __jump_table entry
+    and a NOP; without it, no entry."""
+    from runner import bench
+    ko = bench.build_bench_module(kernels[(arch, name)], OUT / f"bench-module-{arch}-{name}")
+    entries = read_jump_table(ko)
+    if name == "jump_label":
+        assert site_problems(entries, "tpbench_c_trace", "__tracepoint_tpbench_hit") == []
+        (site,) = [e for e in entries if e.function == "tpbench_c_trace"]
+        assert site.site_kind in SITE_NOPS[arch]
+    else:
+        assert entries == []
+
+
+@pytest.mark.parametrize("arch", RUST_ARCHS)
 def test_rust_site_in_module_is_a_nop(kernels, arch):
     """In rust_print.ko the Rust call site has one __jump_table entry and holds a NOP."""
     ko = world.build_sample_module(kernels[(arch, "jump_label")])

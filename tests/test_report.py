@@ -80,7 +80,9 @@ def test_cover_letter_numbers_come_from_the_committed_run():
     ctx, samples = report.load_run(cfg.REPO / "data" / run_id, allow_incomplete=False)
     s = stats.guest(stats.summarize(samples))
     s = s.set_index(["arch", "config", "state", "variant"]).sort_index()
-    columns = [(a, c) for a in ("x86_64", "arm64") for c in ("jump_label", "no_jump_label")]
+    archs = re.search(r"^  tracepoint off\s+(.*)$", text, re.M).group(1).split()
+    assert archs and set(archs) <= set(ctx["archs"]), archs
+    columns = [(a, c) for a in archs for c in ("jump_label", "no_jump_label")]
     rows = {"loop without a site, C": "c_base", "loop without a site, Rust": "rust_base",
             "empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
             "C trace_<name>()": "c_trace", "Rust declare_trace!": "rust_trace",
@@ -92,7 +94,7 @@ def test_cover_letter_numbers_come_from_the_committed_run():
         assert line == want, (label, line, want)
     # With a probe attached: Rust's site cost minus C's (each net of its language's baseline).
     enabled = s.xs("enabled", level="state")["per_call"]
-    for arch in ("x86_64", "arm64"):
+    for arch in archs:
         extra = sorted(int((enabled[(arch, c, "rust_trace")] - enabled[(arch, c, "rust_base")])
                            - (enabled[(arch, c, "c_trace")] - enabled[(arch, c, "c_base")]))
                        for c in ("jump_label", "no_jump_label"))
@@ -179,9 +181,12 @@ def test_doctest_checks_say_what_each_config_ran():
                         "location": "rust/kernel/tracepoint.rs:30", "status": "ok"}],
             "problems": []}},
         "arm64/jump_label": {},
+        "arm/jump_label": {"fragments": {"arm-base.config": "CONFIG_MMU=y\n"}},
     }}
     assert report.doctest_checks(context) == [
         "- x86_64/jump_label: the kernel crate's doctests (KUnit at boot): 117 passed, 0 failed, "
         "0 skipped; the series' examples: `rust/kernel/tracepoint.rs:30` ok.",
         "- arm64/jump_label: this run did not record the kernel crate's doctests.",
+        "- arm/jump_label: a kernel without Rust (none in 6.12 for this architecture), so no "
+        "doctests.",
     ]

@@ -1,20 +1,43 @@
 """What a Rust-for-Linux maintainer runs on the series: clippy and rustdoc, with Debian's
 tools of the same version as rustc-web (rust-web-clippy's clippy-driver, rustdoc). Each runs
-in a copy of a cached kernel build, so the cache is never rebuilt with other flags."""
+in a copy of a cached kernel build, so the cache is never rebuilt with other flags, and
+what it produced is cached as the builds are (see review_outputs)."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
 from runner import bench, world
+from runner import config as cfg
 from tests.conftest import TEST_ARCHS
 
 CLIPPY = ("CLIPPY=1", "CLIPPY_DRIVER=/usr/bin/clippy-driver")
 
 
+def review_outputs(kb, step: str, inputs, run) -> Path:
+    """The outputs of a review step (`run(copy, out)`: a make in a copy of the build, which
+    leaves in `out` the logs and files the test reads), cached as the kernel builds are:
+    keyed by everything that decides them, the build's key (sources, series, fragments,
+    rustc, bindgen and the C compiler), the step and its own inputs (such as clippy's
+    version and the module's sources). Only a step that finished is kept."""
+    key = cfg.digest([kb.key.encode(), step.encode(), *inputs])
+    entry = cfg.cache_root() / f"review-{step}-{key}"
+    if (entry / "done").exists():
+        world.say(f"[tpbench] {step}: cached at {entry}")
+        return entry
+    with world.staged(entry) as out:
+        with world.Stage(f"{step} in a copy of {kb.build.name}"):
+            run(copy_of(kb, out / "scratch"), out)
+        shutil.rmtree(out / "scratch")
+        (out / "done").write_text(key + "\n")
+    return entry
+
+
 def copy_of(kb, tmp_path) -> world.KernelBuild:
     """The build, copied: a make with other flags there leaves the cached one as it was."""
     dst = tmp_path / "build"
+    dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(kb.build, dst, symlinks=True)
     return world.KernelBuild(kb.arch, kb.config, kb.src, dst, kb.key)
 
@@ -25,30 +48,42 @@ def warnings(log_text: str) -> list[str]:
 
 @pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
 @pytest.mark.parametrize("name", ["jump_label", "no_jump_label"])
-def test_clippy_has_nothing_to_say_about_the_series(kernels, tmp_path, name):
+def test_clippy_has_nothing_to_say_about_the_series(kernels, name):
     """The kernel crate (jump_label.rs, tracepoint.rs and lib.rs of the series), the
     rust_print sample and the benchmark module, built with CLIPPY=1: no warning at all."""
-    kb = copy_of(kernels[("x86_64", name)], tmp_path)
-    log = tmp_path / "clippy.log"
-    world.kbuild_make(kb.src, kb.build, "rust/", "samples/rust/", arch=kb.arch, log=log,
-                      extra=CLIPPY)
-    text = log.read_text()
+    def clippy(kb, out):
+        world.kbuild_make(kb.src, kb.build, "rust/", "samples/rust/", arch=kb.arch,
+                          log=out / "clippy.log", extra=CLIPPY)
+        ko = bench.build_bench_module(kb, out / "scratch" / "module", extra=CLIPPY)
+        shutil.copy(ko.parent / "tpbench-build.log", out / "module-clippy.log")
+    module = sorted(bench.BENCH_MODULE.iterdir())
+    out = review_outputs(kernels[("x86_64", name)], "clippy",
+                         [world.output_of(["/usr/bin/clippy-driver", "--version"]).encode(),
+                          *(p.name.encode() + p.read_bytes() for p in module if p.is_file())],
+                         clippy)
+    text = (out / "clippy.log").read_text()
     assert "CLIPPY L rust/kernel.o" in text and "CLIPPY     samples/rust/rust_print_main.o" in text
     assert warnings(text) == []
-    ko = bench.build_bench_module(kb, tmp_path / "module", extra=CLIPPY)
-    module_log = (ko.parent / "tpbench-build.log").read_text()
+    module_log = (out / "module-clippy.log").read_text()
     assert "CLIPPY" in module_log and warnings(module_log) == []
 
 
+RUSTDOC_PAGES = ("jump_label/macro.static_key_false.html", "macro.declare_trace.html")
+
+
 @pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
-def test_rustdoc_documents_the_new_macros(kernels, tmp_path):
-    kb = copy_of(kernels[("x86_64", "jump_label")], tmp_path)
-    log = tmp_path / "rustdoc.log"
-    world.kbuild_make(kb.src, kb.build, "rustdoc", arch=kb.arch, log=log)
-    assert warnings(log.read_text()) == []
-    doc = kb.build / "Documentation/output/rust/rustdoc/kernel"
-    for page in ("jump_label/macro.static_key_false.html", "macro.declare_trace.html"):
-        assert (doc / page).exists(), page
+def test_rustdoc_documents_the_new_macros(kernels):
+    def rustdoc(kb, out):
+        world.kbuild_make(kb.src, kb.build, "rustdoc", arch=kb.arch, log=out / "rustdoc.log")
+        doc = kb.build / "Documentation/output/rust/rustdoc/kernel"
+        for page in RUSTDOC_PAGES:
+            if (doc / page).exists():
+                (out / "pages" / page).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(doc / page, out / "pages" / page)
+    out = review_outputs(kernels[("x86_64", "jump_label")], "rustdoc", [], rustdoc)
+    assert warnings((out / "rustdoc.log").read_text()) == []
+    for page in RUSTDOC_PAGES:
+        assert (out / "pages" / page).exists(), page
 
 
 MISMATCH = """// SPDX-License-Identifier: GPL-2.0
@@ -103,3 +138,29 @@ def test_a_tp_proto_mismatch_is_not_caught(kernels, tmp_path, name):
     world.build_external_module(kernels[("x86_64", name)], tmp_path)
     log = (tmp_path / "tpbench-build.log").read_text()
     assert (tmp_path / "mismatch.ko").exists() and warnings(log) == []
+
+
+def test_review_outputs_are_kept_only_for_a_step_that_finished(tmp_path, monkeypatch):
+    """The cache of review steps: a step that fails leaves no entry, one that finishes is
+    read back without running again, and another key runs it again."""
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "vmlinux").write_text("built")
+    kb = world.KernelBuild(cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"], tmp_path,
+                           tmp_path / "build", "key-1")
+    calls = []
+
+    def failing(copy, out):
+        raise world.Failure("make failed")
+
+    def logging(copy, out):
+        calls.append(copy.build)
+        (out / "step.log").write_text((copy.build / "vmlinux").read_text())
+
+    with pytest.raises(world.Failure, match="make failed"):
+        review_outputs(kb, "step", [b"in"], failing)
+    assert list((tmp_path / "cache").iterdir()) == []
+    first = review_outputs(kb, "step", [b"in"], logging)
+    assert (first / "step.log").read_text() == "built" and not (first / "scratch").exists()
+    assert review_outputs(kb, "step", [b"in"], logging) == first and len(calls) == 1
+    assert review_outputs(kb, "step", [b"other"], logging) != first and len(calls) == 2

@@ -71,3 +71,7 @@ def test_missing_samples_and_damaged_context(run, capsys):
     assert "context.json: not valid JSON" in refused(run, capsys)
     (run / "context.json").unlink()
     assert "not a run directory (no context.json)" in refused(run, capsys)
+
+
+def test_analysis_knows_every_architecture_the_runner_builds():
+    assert validate.ARCHS == tuple(cfg.ARCHS)

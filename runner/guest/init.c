@@ -9,6 +9,8 @@
  *   tpbench.mode=sample  report the rust_sample event and dump the trace
  *   tpbench.mode=bench   load /tpbench.ko with each tpbench.arg=<a> and copy
  *                        its results from debugfs
+ *   tpbench.mode=insmod  load /<name>.ko for each name of tpbench.load=<a>,<b>
+ *                        in order, and report each one's status
  */
 #include <linux/reboot.h>
 
@@ -17,6 +19,7 @@
 
 static char cmdline[4096];
 static char modargs[2048];
+static char load_list[512];
 static char results_tty[64] = "/dev/ttyS1";
 static char mode[32];
 static int args_too_long;
@@ -97,6 +100,9 @@ static void parse_cmdline(void)
 			memcpy(results_tty, "/dev/", 5);
 			memcpy(results_tty + 5, word + 16, len - 16);
 			results_tty[len - 16 + 5] = '\0';
+		} else if (!strncmp(word, "tpbench.load=", 13) && len - 13 < sizeof(load_list)) {
+			memcpy(load_list, word + 13, len - 13);
+			load_list[len - 13] = '\0';
 		} else if (!strncmp(word, "tpbench.arg=", 12)) {
 			append_word(modargs, sizeof(modargs), word + 12, len - 12);
 		}
@@ -121,10 +127,39 @@ static void sample(int out)
 	put(out, "tpbench: trace end\n");
 }
 
+/* The next comma-separated word of `s` (or of the string before, with NULL), as strtok. */
+static char *strtok_comma(char *s)
+{
+	static char *next;
+	char *word;
+
+	if (s)
+		next = s;
+	if (!next || !*next)
+		return NULL;
+	word = next;
+	next = strchr(word, ',');
+	if (next)
+		*next++ = '\0';
+	return word;
+}
+
+/* Loads a module file: 0, or the negative errno (of open, or of the module's init). */
+static long load_module(const char *path, const char *args)
+{
+	long ret;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	ret = my_syscall3(__NR_finit_module, fd, args, 0);
+	close(fd);
+	return ret;
+}
+
 static void bench(int out)
 {
 	long ret;
-	int fd;
 
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	printf("tpbench-init: insmod /tpbench.ko %s\n", modargs);
@@ -132,10 +167,7 @@ static void bench(int out)
 		put(out, "tpbench: insmod failed\n");
 		return;
 	}
-	fd = open("/tpbench.ko", O_RDONLY);
-	ret = fd < 0 ? -errno : my_syscall3(__NR_finit_module, fd, modargs, 0);
-	if (fd >= 0)
-		close(fd);
+	ret = load_module("/tpbench.ko", modargs);
 	if (ret < 0) {
 		printf("tpbench-init: insmod failed with status %ld\n", -ret);
 		put(out, "tpbench: insmod failed\n");
@@ -144,6 +176,31 @@ static void bench(int out)
 	if (copy_file(RESULTS_FILE, out) < 0)
 		printf("tpbench-init: cannot read %s (errno %d)\n", RESULTS_FILE, errno);
 	my_syscall2(__NR_delete_module, "tpbench", O_NONBLOCK);
+}
+
+/*
+ * One line per module on the results channel, "insmod <name> <errno>": 0 when
+ * it loaded, else why not (a module_init() that fails returns its error here).
+ */
+static void insmod_all(int out)
+{
+	char path[sizeof(load_list) + 4];
+	char *name = strtok_comma(load_list);
+
+	for (; name; name = strtok_comma(NULL)) {
+		long ret;
+
+		strcpy(path, "/");
+		strncat(path, name, sizeof(path) - 5);
+		strncat(path, ".ko", 3);
+		ret = load_module(path, "");
+		printf("tpbench-init: insmod %s: %ld\n", path, ret);
+		put(out, "insmod ");
+		put(out, name);
+		put(out, " ");
+		put(out, ltoa(-ret));
+		put(out, "\n");
+	}
 }
 
 int main(void)
@@ -167,6 +224,8 @@ int main(void)
 		sample(out);
 	else if (!strcmp(mode, "bench"))
 		bench(out);
+	else if (!strcmp(mode, "insmod"))
+		insmod_all(out);
 	else
 		printf("tpbench-init: unknown tpbench.mode='%s'\n", mode);
 	if (out >= 0)
