@@ -292,8 +292,8 @@ class KeyState:
             return None
         if m.startswith("b."):
             test = ARM64_CONDITIONS.get(m[2:])
-        elif arm_condition(m):
-            test = ARM64_CONDITIONS[arm_condition(m)]
+        elif cond := arm_condition(m):
+            test = ARM64_CONDITIONS[cond]
         elif m.startswith("j"):
             test = X86_CONDITIONS.get(m[1:])
         else:

@@ -31,6 +31,7 @@ import pandas as pd
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
+from analysis.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
 from runner import bench, world
 from runner import config as cfg
 
@@ -42,7 +43,6 @@ DATA_SLOT_MIN = 64          # every zeroed object gets at least this, 64-byte al
 UNDEFINED_DATA_SIZE = PAGE  # an external data symbol's size is unknown: a page each
 # The kernel places a module's .text page-aligned; these shifts move it inside the page.
 SHIFTS = (0, 16, 32, 48)
-MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64", "EM_ARM": "arm"}
 # Sections whose entries the kernel uses to rewrite .text at load time, on x86_64: a
 # measured function with such a site would run other code here than in the kernel.
 # (.static_call_sites is not among them: it rewrites the target of a call, and every

@@ -6,12 +6,11 @@ import pytest
 from analysis.jump_table import read_jump_table, site_problems
 from runner import config as cfg
 from runner import console, world
-from tests.conftest import OUT, TEST_ARCHS
+from tests.conftest import OUT, RUST_ARCHS, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
 KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS]
-# Those with Rust (all but 32-bit arm in 6.12): the sample, the doctests, the Rust sites.
-RUST_ARCHS = [a for a in TEST_ARCHS if cfg.ARCHS[a].rust]
+# The sample, the doctests and the Rust sites exist on RUST_ARCHS alone.
 RUST_KERNELS = [(a, c) for a, c in KERNELS if a in RUST_ARCHS]
 # The instruction at a disabled static branch site, per architecture.
 SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}, "arm": {"nop4"}}
