@@ -19,11 +19,13 @@ _INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} |[0-9a-f]{
 _RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
 _TARGET = re.compile(r"(?:^|[ ,])([0-9a-f]+) <")
 
-# Branch classes of x86_64, arm64, riscv64 and arm mnemonics; older binutils print the x86
-# ones with a `q` suffix (callq, jmpq, retq).
+# Branch classes of x86_64, arm64, riscv64, arm and loongarch64 mnemonics; older binutils
+# print the x86 ones with a `q` suffix (callq, jmpq, retq).
 UNCONDITIONAL = {"jmp", "jmpq", "b", "j"}
-INDIRECT_JUMPS = {"br", "jr"}                    # arm64, riscv64; x86 writes `jmp *%reg`
-CALLS = {"call", "callq", "bl", "blr", "jal", "jalr", "blx"}
+INDIRECT_JUMPS = {"br", "jr"}        # arm64, riscv64, loongarch64; x86 writes `jmp *%reg`
+# loongarch64's objdump writes its returns `ret` and other register jumps `jr`: a `jirl`
+# left is a call (pcaddu18i + jirl, as riscv's auipc + jalr).
+CALLS = {"call", "callq", "bl", "blr", "jal", "jalr", "blx", "jirl"}
 ARM64_CONDITIONAL = {"cbz", "cbnz", "tbz", "tbnz"}
 # riscv64 compares registers in the branch itself; the ones against zero decide on the
 # key's count of 0.
@@ -31,8 +33,16 @@ RISCV_ZERO_BRANCHES = {"beqz": True, "blez": True, "bgez": True,
                        "bnez": False, "bltz": False, "bgtz": False}
 RISCV_CONDITIONAL = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "bgt", "ble", "bgtu", "bleu",
                      *RISCV_ZERO_BRANCHES}
+# riscv64 and loongarch64 also compare two registers; with both 0 (the count, or the zero
+# register) the branch is decided too.
+TWO_ZEROS_TAKEN = {"beq": True, "bne": False, "blt": False, "bge": True, "bltu": False,
+                   "bgeu": True, "bgt": False, "ble": True, "bgtu": False, "bleu": True}
+ZERO_REGISTERS = {"zero", "$zero", "x0", "$r0"}
 RISCV_LOADS = {"lb", "lbu", "lh", "lhu", "lw", "lwu", "ld"}
 RISCV_STORES = {"sb", "sh", "sw", "sd"}
+# loongarch64 loads ("ld.w $a1, $a0, 8"): the base register is the second operand.
+LOONGARCH_LOADS = {"ld.b", "ld.bu", "ld.h", "ld.hu", "ld.w", "ld.wu", "ld.d", "ldptr.w",
+                   "ldptr.d"}
 _SECTION = re.compile(r"^Disassembly of section (\S+):$")
 
 
@@ -138,7 +148,7 @@ def parse_objdump(text: str) -> dict[str, Function]:
             insn = Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip())
             # riscv64 calls with auipc (which has the relocation) and jalr: the call is
             # the jalr, and its target the auipc's symbol.
-            if insn.mnemonic == "jalr" and current.insns and current.insns[-1].call_reloc:
+            if insn.mnemonic in ("jalr", "jirl") and current.insns and current.insns[-1].call_reloc:
                 insn.reloc = current.insns[-1].reloc
             current.insns.append(insn)
             continue
@@ -146,7 +156,8 @@ def parse_objdump(text: str) -> dict[str, Function]:
         if m and current.insns:
             sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
             current.insns[-1].reloc = sym
-            current.insns[-1].call_reloc = m.group(2).startswith("R_RISCV_CALL")
+            current.insns[-1].call_reloc = m.group(2).startswith(("R_RISCV_CALL",
+                                                                 "R_LARCH_CALL36"))
     return funcs
 
 
@@ -239,7 +250,8 @@ class KeyState:
         # Addresses of the key set up outside the loop (arm64: adrp/add with the key's reloc;
         # riscv64: auipc).
         self.base = {reg(operands(i)[0]) for i in f.insns if is_key_symbol(i.reloc)
-                     and i.mnemonic in ("adrp", "add", "auipc", "movw", "movt") and operands(i)}
+                     and i.mnemonic in ("adrp", "add", "auipc", "movw", "movt", "pcalau12i",
+                                        "addi.d") and operands(i)}
         # arm: `ldr rN, [pc, #k]` from a literal word that holds the key's address.
         words = {i.addr: i for i in f.insns if i.mnemonic == ".word"}
         self.base |= {reg(operands(i)[0]) for i in f.insns
@@ -255,11 +267,13 @@ class KeyState:
             # rust_helper_static_key_count) returns the count: 0.
             self.flags = None
             if insn.reloc and "key_count" in insn.reloc:
-                self.count |= {"ax", "0", "a0"}
+                self.count |= {"ax", "0", "a0", "$a0"}
             return
         reads_key = is_key_symbol(insn.reloc) or any(
-            base_register(o) in self.base for o in ops)
-        if (m.startswith(("mov", "ldr")) or m in RISCV_LOADS) and reads_key and ops:
+            base_register(o) in self.base for o in ops) or (
+            m in LOONGARCH_LOADS and len(ops) > 1 and reg(ops[1]) in self.base)
+        if (m.startswith(("mov", "ldr")) or m in RISCV_LOADS | LOONGARCH_LOADS) and reads_key \
+                and ops:
             dest = ops[-1] if m.startswith("mov") else ops[0]
             self.count.add(reg(dest))
             return
@@ -288,6 +302,9 @@ class KeyState:
             return m == "cbz"
         if m in RISCV_ZERO_BRANCHES and ops and reg(ops[0]) in self.count:
             return RISCV_ZERO_BRANCHES[m]
+        if m in TWO_ZEROS_TAKEN and len(ops) == 3 and any(reg(o) in self.count for o in ops[:2]) \
+                and all(reg(o) in self.count | ZERO_REGISTERS for o in ops[:2]):
+            return TWO_ZEROS_TAKEN[m]
         if self.flags is None:
             return None
         if m.startswith("b."):
@@ -432,13 +449,12 @@ def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> No
                 funcs[name] = funcs[known]
 
 
-OBJDUMP = {"x86_64": "objdump", "arm64": "aarch64-linux-gnu-objdump",
-           "riscv64": "riscv64-linux-gnu-objdump", "arm": "arm-linux-gnueabihf-objdump"}
-
-
 def disassemble(ko: Path, arch: str = "x86_64") -> str:
-    return subprocess.run([OBJDUMP[arch], "-dr", "--insn-width=16", str(ko)], text=True,
-                          capture_output=True, check=True).stdout
+    """`objdump -dr` of a module, by the binutils that the architecture's build used."""
+    from runner import config, world    # the runner knows where each objdump lives
+    params = config.ARCHS[arch]
+    return subprocess.run(world.in_root(params, [params.objdump, "-dr", "--insn-width=16", ko]),
+                          text=True, capture_output=True, check=True).stdout
 
 
 @dataclass

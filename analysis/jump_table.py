@@ -1,5 +1,5 @@
 """Decodes __jump_table entries of a relocatable object (.o or .ko): x86_64, arm64, riscv64,
-arm.
+arm, loongarch64.
 
 An entry is three fields, `code`, `target` and `key`, each resolved through a
 relocation in a relocatable file: PC-relative (s32, s32, s64) everywhere but
@@ -19,12 +19,16 @@ ABSOLUTE_ENTRY_SIZE = 12  # arm: u32 code, u32 target, u32 key
 NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
         bytes.fromhex("1f2003d5"): "nop4",           # arm64 `nop`, little-endian
         bytes.fromhex("13000000"): "nop4",           # riscv `nop` (addi x0, x0, 0)
-        bytes.fromhex("00f020e3"): "nop4"}           # arm (A32) `nop`, little-endian
+        bytes.fromhex("00f020e3"): "nop4",           # arm (A32) `nop`, little-endian
+        bytes.fromhex("00004003"): "nop4"}           # loongarch `nop` (andi $zero, $zero, 0)
 JMPS = {0xEB: 2, 0xE9: 5}
-MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64", "EM_ARM": "arm"}
+# pyelftools 0.29 (Debian 12) does not name EM_LOONGARCH (258).
+MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64", "EM_ARM": "arm",
+            258: "loongarch64"}
 # riscv writes "a - ." as a pair at one offset: R_RISCV_ADD32/64 (a) and R_RISCV_SUB32/64 (.);
-# the site is the ADD's symbol + addend, as it is the PC32's on x86_64.
-RISCV_SUB = {39, 40}
+# the site is the ADD's symbol + addend, as it is the PC32's on x86_64. Older LoongArch
+# assemblers do the same with R_LARCH_ADD32/64 and R_LARCH_SUB32/64.
+SUB_RELOCATIONS = {"riscv64": {39, 40}, "loongarch64": {55, 56}}
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class JumpEntry:
             return "j" if word & 0x7F == 0x6F else "other"
         if self.machine == "arm":
             return {0xEA: "b", 0xEB: "bl"}.get(word >> 24, "other")
+        if self.machine == "loongarch64":
+            return {0b010100: "b", 0b010101: "bl"}.get(word >> 26, "other")
         first = self.site_bytes[:1]
         if first and first[0] in JMPS:
             return f"jmp{JMPS[first[0]]}"
@@ -108,7 +114,7 @@ def read_jump_table(path) -> list[JumpEntry]:
         words = table.data()
         by_offset = {}
         for r in rela.iter_relocations():
-            if machine == "riscv64" and r["r_info_type"] in RISCV_SUB:
+            if r["r_info_type"] in SUB_RELOCATIONS.get(machine, ()):
                 continue
             sym = symtab.get_symbol(r["r_info_sym"])
             off = r["r_offset"]

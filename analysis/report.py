@@ -518,4 +518,18 @@ def load_run(run: Path, allow_incomplete: bool):
     samples = pd.read_csv(run / "samples.csv")
     if samples.empty:
         raise SystemExit(f"{run}: samples.csv has no samples")
-    return normalize(context, samples)
+    context, samples = normalize(context, samples)
+    return context, in_instructions(context, samples)
+
+
+def in_instructions(context: dict, samples: pd.DataFrame) -> pd.DataFrame:
+    """Guest samples in instructions: a counter that ticks once per `counter_period`
+    instructions under -icount (loongarch64's, every 10) has its ticks multiplied by it.
+    samples.csv keeps the ticks the guest reported."""
+    periods = {(c["arch"], c["config"]): c.get("counter_period", 1)
+               for c in context["configs"].values()}
+    factor = [periods.get((a, c), 1) if accel == "tcg" else 1
+              for a, c, accel in zip(samples.arch, samples.config, samples.accel)]
+    if all(f == 1 for f in factor):
+        return samples
+    return samples.assign(cycles=samples.cycles * pd.Series(factor, index=samples.index))

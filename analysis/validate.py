@@ -14,7 +14,7 @@ from analysis import plots, stats
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
-ARCHS = ("x86_64", "arm64", "arm", "riscv64")   # as runner.config.ARCHS
+ARCHS = ("x86_64", "arm64", "arm", "riscv64", "loongarch64")   # as runner.config.ARCHS
 CONFIGS = ("jump_label", "no_jump_label")
 STATES = ("disabled", "enabled")
 VARIANTS = tuple(plots.VARIANT_ORDER) + (stats.AA_TWIN,)

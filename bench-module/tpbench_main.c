@@ -6,9 +6,10 @@
  *
  * One timed sample is one call of a variant's loop function with interrupts
  * off, between two ordered reads of the cycle counter (the TSC on x86, the
- * PMU cycle counter on arm64, the cycle CSR on riscv). Under QEMU TCG with
- * -icount shift=0 each counts guest instructions, so a sample is an
- * instruction count.
+ * PMU cycle counter on arm64, the cycle CSR on riscv, the stable counter on
+ * loongarch). Under QEMU TCG with -icount shift=0 each counts guest
+ * instructions (loongarch's one tick per 10), so a sample is an instruction
+ * count.
  */
 
 #include <linux/debugfs.h>
@@ -102,6 +103,23 @@ static void tpbench_counter_init(void)
 static u64 tpbench_now(void)
 {
 	return csr_read(CSR_CYCLE);
+}
+#elif defined(CONFIG_LOONGARCH)
+#include <asm/loongarch.h>
+
+static void tpbench_counter_init(void)
+{
+}
+
+/*
+ * The stable counter (rdtime.d). QEMU derives it from its virtual clock at
+ * 100 MHz, so under -icount shift=0 it ticks once every 10 instructions:
+ * the analysis converts ticks to instructions (runner.config's
+ * counter_period).
+ */
+static u64 tpbench_now(void)
+{
+	return drdtime();
 }
 #else
 #error "tpbench needs an ordered cycle counter for this architecture"

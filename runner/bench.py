@@ -289,6 +289,8 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         "accel": result.accel,
         "accel_reason": result.accel_reason,
         "unit": "instructions" if result.accel == "tcg" else "cycles",
+        # The samples are counter ticks; the analysis multiplies them by this under TCG.
+        "counter_period": arch.counter_period,
         "boot_seconds": round(result.elapsed, 1),
         "seconds_to_init": (round(result.time_to_init, 1)
                             if result.time_to_init is not None else None),

@@ -26,7 +26,6 @@ TOOLCHAIN = {
 # newer clang pulls in) it panics on every anonymous union. Every kernel build is pinned to
 # LLVM 14's, the one Debian 12's bindgen was built for.
 LIBCLANG_PATH = "/usr/lib/llvm-14/lib"
-BUILD_ENV = {"LIBCLANG_PATH": LIBCLANG_PATH}
 
 ACCELS = ("auto", "kvm", "tcg")
 
@@ -56,6 +55,34 @@ DEBIAN_PACKAGES = (
 
 
 @dataclass(frozen=True)
+class DebianRoot:
+    """A Debian root in the cache, for an architecture whose toolchain Debian 12 lacks.
+
+    mmdebstrap (a Debian 12 package) makes it from this list alone, so its cache key is
+    this list; the root's packages are never installed into the host. Builds, the guest's
+    init, QEMU and objdump of such an architecture run inside it (world.in_root).
+    """
+    suite: str
+    packages: tuple[str, ...]
+    libclang_path: str      # the root's libclang, for its bindgen
+    mirror: str = "http://deb.debian.org/debian"
+
+    @property
+    def key(self) -> str:
+        return digest([self.suite.encode(), self.mirror.encode(), *map(str.encode, self.packages)])
+
+
+# Debian 13: GCC 14 for LoongArch, rustc 1.96, bindgen 0.71.1 with libclang 19, QEMU 10.
+TRIXIE_ROOT = DebianRoot(
+    suite="trixie",
+    packages=("gcc-loongarch64-linux-gnu", "make", "bc", "flex", "bison", "libelf-dev",
+              "libssl-dev", "python3", "rustc-web", "rust-web-src", "bindgen", "libclang-dev",
+              "clang", "lld", "llvm", "cpio", "kmod", "qemu-system-misc"),
+    libclang_path="/usr/lib/llvm-19/lib",
+)
+
+
+@dataclass(frozen=True)
 class ArchParams:
     """What differs between architectures (after KUnit's QemuArchParams)."""
     name: str
@@ -75,6 +102,15 @@ class ArchParams:
     kernel_cc: str = ""              # the kernel's C compiler; empty: CROSS_COMPILE's gcc
     rust: bool = True                # 6.12 supports Rust here (Documentation/rust/arch-support.rst)
     tcg_kernel_args: str = ""        # more kernel parameters for a boot under TCG
+    objdump: str = "objdump"         # the binutils objdump that reads this architecture
+    # Guest instructions per tick of the module's counter under -icount shift=0: 1, but for
+    # loongarch64's stable counter, which QEMU runs at 100 MHz of its 1 GHz virtual clock.
+    counter_period: int = 1
+    root: DebianRoot | None = None   # builds and boots inside this root, not on the host
+
+    @property
+    def build_env(self) -> dict[str, str]:
+        return {"LIBCLANG_PATH": self.root.libclang_path if self.root else LIBCLANG_PATH}
 
     @property
     def c_compiler(self) -> str:
@@ -120,6 +156,7 @@ ARCHS = {
         kernel_arch="arm64",
         image="arch/arm64/boot/Image",
         base_fragment="arm64-base.config",
+        objdump="aarch64-linux-gnu-objdump",
         cross_compile="aarch64-linux-gnu-",
         qemu_binary="qemu-system-aarch64",
         console="ttyAMA0",
@@ -135,6 +172,7 @@ ARCHS = {
         kernel_arch="arm",
         image="arch/arm/boot/zImage",
         base_fragment="arm-base.config",
+        objdump="arm-linux-gnueabihf-objdump",
         cross_compile="arm-linux-gnueabihf-",
         qemu_binary="qemu-system-arm",
         console="ttyAMA0",
@@ -152,6 +190,7 @@ ARCHS = {
         kernel_arch="riscv",
         image="arch/riscv/boot/Image",
         base_fragment="riscv64-base.config",
+        objdump="riscv64-linux-gnu-objdump",
         cross_compile="riscv64-linux-gnu-",
         qemu_binary="qemu-system-riscv64",
         console="ttyS0",
@@ -164,6 +203,26 @@ ARCHS = {
                   "opensbi"),
         make_args=("LLVM=-14",),
         kernel_cc="clang-14",
+    ),
+    # LoongArch needs Debian 13's cross GCC (6.12 wants LLVM 18 or GCC for it) and QEMU 10:
+    # Debian 12's QEMU 7.2 prints nothing with the same kernel. QEMU loads the ELF vmlinux
+    # itself, with no firmware; -net none keeps it from looking for a PXE ROM.
+    "loongarch64": ArchParams(
+        name="loongarch64",
+        kernel_arch="loongarch",
+        image="vmlinux",
+        base_fragment="loongarch64-base.config",
+        objdump="loongarch64-linux-gnu-objdump",
+        cross_compile="loongarch64-linux-gnu-",
+        qemu_binary="qemu-system-loongarch64",
+        console="ttyS0",
+        results_tty="ttyS1",
+        results_args=("-serial", "file:{path}"),
+        qemu_machine_args=("-M", "virt", "-m", "1024", "-smp", "1", "-net", "none"),
+        kvm_possible=False,
+        counter_period=10,
+        packages=("mmdebstrap",),
+        root=TRIXIE_ROOT,
     ),
 }
 

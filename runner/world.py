@@ -107,11 +107,13 @@ def debian_version(package: str) -> str:
 
 
 def toolchain_versions(arch: cfg.ArchParams = cfg.ARCHS["x86_64"]) -> dict[str, str]:
+    def version(*cmd):
+        return (output_of(in_root(arch, [*cmd, "--version"])).splitlines() or ["none"])[0]
     return {
-        "rustc": output_of([cfg.TOOLCHAIN["RUSTC"], "--version"]),
-        "bindgen": output_of([cfg.TOOLCHAIN["BINDGEN"], "--version"]),
-        "gcc": output_of([arch.kernel_compiler, "--version"]).splitlines()[0],
-        "qemu": output_of([arch.qemu_binary, "--version"]).splitlines()[0],
+        "rustc": version(cfg.TOOLCHAIN["RUSTC"]),
+        "bindgen": version(cfg.TOOLCHAIN["BINDGEN"]),
+        "gcc": version(arch.kernel_compiler),
+        "qemu": version(arch.qemu_binary),
     }
 
 
@@ -121,6 +123,47 @@ def check_packages(packages=cfg.DEBIAN_PACKAGES) -> list[str]:
                          text=True, capture_output=True).stdout
     installed = {line.split()[0] for line in out.splitlines() if line.endswith(" installed")}
     return [p for p in packages if p not in installed]
+
+
+# ---------------------------------------------------------------------------
+# Debian roots, for architectures whose toolchain Debian 12 lacks
+
+
+def debian_root(root: cfg.DebianRoot) -> Path:
+    """The root's directory in the cache, made with mmdebstrap the first time."""
+    final = cfg.cache_root() / f"root-{root.suite}-{root.key}"
+    if (final / ".tpbench-made").exists():
+        return final
+    if shutil.which("mmdebstrap") is None:
+        raise Failure(f"mmdebstrap not found: it makes the Debian {root.suite} root that "
+                      f"builds and boots this architecture; `make deps` installs it")
+    if os.geteuid() != 0:
+        raise Failure(f"making the Debian {root.suite} root needs root (mmdebstrap's root "
+                      f"mode, and chroot to use it); run as root")
+    with staged(final) as work:
+        log = work.parent / f"{final.name}.log"
+        cmd = ["mmdebstrap", "--variant=apt", f"--include={','.join(root.packages)}",
+               root.suite, work, root.mirror]
+        with Stage(f"make the Debian {root.suite} root with mmdebstrap (log: {log})"):
+            log.write_text("")
+            run(cmd, log=log)
+        (work / ".tpbench-made").write_text(root.key + "\n")
+    return final
+
+
+# Enters a root in a private mount namespace: the checkout, the cache and the temporary
+# directory appear at their own paths, so every path means the same inside and out.
+ENTER_ROOT = cfg.REPO / "runner" / "enter-root.sh"
+
+
+def in_root(arch: cfg.ArchParams, cmd) -> list[str]:
+    """`cmd` as it runs for `arch`: unchanged on the host, else inside the arch's root."""
+    cmd = [str(c) for c in cmd]
+    if arch.root is None:
+        return cmd
+    shared = sorted({str(cfg.REPO), str(cfg.cache_root().resolve()), tempfile.gettempdir()})
+    return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", str(ENTER_ROOT),
+            str(debian_root(arch.root)), *shared, "--", *cmd]
 
 
 # ---------------------------------------------------------------------------
@@ -185,7 +228,7 @@ def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs
         toolchain.append(f"CROSS_COMPILE={arch.cross_compile}")
     cmd = ["make", "-C", src, f"O={build}", f"ARCH={arch.kernel_arch}", f"-j{jobs}",
            *toolchain, *arch.make_args, *extra, *targets]
-    return run(cmd, log=log, env=cfg.BUILD_ENV)
+    return run(in_root(arch, cmd), log=log, env=arch.build_env)
 
 
 @dataclass(frozen=True)
@@ -212,8 +255,9 @@ def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelCo
     """tinyconfig + the fragments + olddefconfig, then every requested option must be there."""
     fragments = cfg.fragment_paths(arch, config)
     kbuild_make(src, build, "tinyconfig", arch=arch, log=log)
-    run([src / "scripts/kconfig/merge_config.sh", "-m", "-O", build, build / ".config",
-         *fragments], cwd=src, log=log, env={"ARCH": arch.kernel_arch})
+    run(in_root(arch, [src / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
+                       build / ".config", *fragments]), cwd=src, log=log,
+        env={"ARCH": arch.kernel_arch})
     kbuild_make(src, build, "olddefconfig", arch=arch, log=log)
     wanted = {}
     for path in fragments:
@@ -327,10 +371,10 @@ def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
     (tools/include/nolibc) and UAPI headers with the architecture's GCC, cached by what it
     was built from. One init for every architecture, with no C library to find for each."""
     cc = arch.c_compiler
-    if shutil.which(cc) is None:
+    if arch.root is None and shutil.which(cc) is None:
         raise Failure(f"{cc} not found: it builds the {arch.name} guest's init; "
                       f"`make deps` installs it")
-    version = output_of([cc, "-dumpfullversion"]).strip()
+    version = output_of(in_root(arch, [cc, "-dumpfullversion"])).strip()
     key = cfg.digest([GUEST_INIT.read_bytes(), source.key.encode(), version.encode()])
     out = cfg.cache_root() / f"init-{arch.name}-{key}"
     init = out / "init"
@@ -339,14 +383,15 @@ def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
     with staged(out) as work:
         log = work / "build.log"
         with Stage(f"build the {arch.name} guest init with nolibc (log: {log})"):
-            run(["make", "-s", "-C", source.path, f"O={work / 'uapi'}",
-                 f"ARCH={arch.kernel_arch}", "headers"], log=log)
-            run(["make", "-s", "-C", source.path / "tools/include/nolibc",
-                 f"ARCH={arch.kernel_arch}", f"OUTPUT={work}/", "headers"], log=log)
-            run([cc, "-Os", "-static", "-nostdlib", "-nostdinc", "-fno-stack-protector",
+            run(in_root(arch, ["make", "-s", "-C", source.path, f"O={work / 'uapi'}",
+                               f"ARCH={arch.kernel_arch}", "headers"]), log=log)
+            run(in_root(arch, ["make", "-s", "-C", source.path / "tools/include/nolibc",
+                               f"ARCH={arch.kernel_arch}", f"OUTPUT={work}/", "headers"]),
+                log=log)
+            run(in_root(arch, [cc, "-Os", "-static", "-nostdlib", "-nostdinc", "-fno-stack-protector",
                  "-fno-asynchronous-unwind-tables", "-Wall", "-Werror",
                  "-I", work / "sysroot/include", "-I", work / "uapi/usr/include",
-                 "-include", "nolibc.h", "-o", work / "init", GUEST_INIT, "-lgcc"], log=log)
+                 "-include", "nolibc.h", "-o", work / "init", GUEST_INIT, "-lgcc"]), log=log)
         (work / "init").chmod(0o755)
     return init
 
@@ -400,7 +445,7 @@ def kvm_usable() -> tuple[bool, str]:
 
 def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: str,
                  results: Path) -> list[str]:
-    """The exact QEMU command line for one boot (pure)."""
+    """The exact QEMU command line for one boot (pure, once the arch's Debian root exists)."""
     if accel == "tcg":
         # The guest TSC then counts executed instructions, exactly.
         accel_args = ["-accel", "tcg", "-icount", "shift=0,sleep=off"]
@@ -409,13 +454,13 @@ def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, a
     else:
         raise ValueError(f"accelerator must be kvm or tcg here, not {accel!r}")
     results_args = [a.replace("{path}", str(results)) for a in arch.results_args]
-    return [arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
+    return in_root(arch, [arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
             "-no-reboot", "-display", "none", "-monitor", "none",
             "-serial", "stdio", *results_args,
             "-kernel", str(image), "-initrd", str(initrd),
             "-append", " ".join(filter(None, [
                 f"console={arch.console} panic=-1 tpbench.results={arch.results_tty}",
-                arch.tcg_kernel_args if accel == "tcg" else "", append]))]
+                arch.tcg_kernel_args if accel == "tcg" else "", append]))])
 
 
 @dataclass

@@ -17,7 +17,7 @@ def read(name):
 
 
 @pytest.mark.parametrize("arch, variants, words", [
-    ("mips", bench.VARIANTS, "unknown architecture 'mips'; supported: x86_64, arm64, arm, riscv64"),
+    ("mips", bench.VARIANTS, "unknown architecture 'mips'; supported: x86_64, arm64, arm, riscv64, loongarch64"),
     ("arm", ("rust_trace",), "arm: 6.12 has no Rust there, and VARIANTS names no C variant"),
 ])
 def test_a_matrix_an_architecture_cannot_run_is_refused_before_anything_runs(
@@ -410,7 +410,7 @@ def test_codegen_checks_pass_on_the_fresh_modules(two_runs, capsys):
             skipped = [line for line in checks.splitlines() if line.startswith("skipped")]
             assert skipped == ([] if arch in RUST_ARCHS else [
                 "skipped: the checks of rust_trace, rust_helper: not in this run"]), checks
-    nop = {"x86_64": "nop2", "arm64": "nop4", "riscv64": "nop4", "arm": "nop4"}
+    nop = {"x86_64": "nop2", "arm64": "nop4", "riscv64": "nop4", "arm": "nop4", "loongarch64": "nop4"}
     for arch in TEST_ARCHS:
         text = (two_runs[0] / f"codegen-checks-{arch}-jump_label.txt").read_text()
         assert f"site tpbench_c_trace: {nop[arch]}" in text

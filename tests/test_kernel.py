@@ -13,7 +13,8 @@ KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS]
 # The sample, the doctests and the Rust sites exist on RUST_ARCHS alone.
 RUST_KERNELS = [(a, c) for a, c in KERNELS if a in RUST_ARCHS]
 # The instruction at a disabled static branch site, per architecture.
-SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}, "arm": {"nop4"}}
+SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}, "arm": {"nop4"},
+             "loongarch64": {"nop4"}}
 
 
 @pytest.mark.parametrize("arch, name", KERNELS)

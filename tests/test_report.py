@@ -190,3 +190,16 @@ def test_doctest_checks_say_what_each_config_ran():
         "- arm/jump_label: a kernel without Rust (none in 6.12 for this architecture), so no "
         "doctests.",
     ]
+
+
+def test_counter_ticks_become_instructions_by_the_period_the_run_recorded():
+    """loongarch64's counter ticks once per 10 instructions under -icount: its TCG samples
+    are multiplied by the period its context gives, the others' (and native) are not."""
+    ctx = {"configs": {"loongarch64/jump_label": {"arch": "loongarch64", "config": "jump_label",
+                                                  "counter_period": 10},
+                       "x86_64/jump_label": {"arch": "x86_64", "config": "jump_label"}}}
+    samples = pd.DataFrame({"arch": ["loongarch64", "x86_64", "x86_64"],
+                            "config": ["jump_label"] * 3, "accel": ["tcg", "tcg", "native"],
+                            "cycles": [7, 7, 7]})
+    assert list(report.in_instructions(ctx, samples).cycles) == [70, 7, 7]
+    assert list(samples.cycles) == [7, 7, 7]       # the input is left as it was

@@ -2,6 +2,7 @@
 
 import dataclasses
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,37 @@ def test_a_kvm_run_keeps_the_console_name_readme_gives(tmp_path, monkeypatch):
     assert r.accel == "kvm" and r.console_log == tmp_path / "console-x86_64-jump_label.log"
     assert r.console_log.read_text().startswith("tpbench-init: started")
     assert not (tmp_path / "console-x86_64-jump_label-kvm-probe.log").exists()
+
+
+def test_loongarch64_runs_inside_its_debian_root(monkeypatch, tmp_path):
+    """Commands of an architecture with a root enter it in a private mount namespace, with
+    the checkout, the cache and the temporary directory at their own paths; a host
+    architecture's commands are left alone."""
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(world, "debian_root", lambda root: tmp_path / f"root-{root.suite}")
+    loong = cfg.ARCHS["loongarch64"]
+    cmd = world.qemu_command(loong, Path("vmlinux"), Path("rd"), "x=1", "tcg", Path("res"))
+    assert cmd[:5] == ["unshare", "--mount", "--propagation", "private", "--"]
+    sep = cmd.index("--", 5)
+    assert cmd[5:sep] == ["/bin/sh", str(world.ENTER_ROOT), str(tmp_path / "root-trixie"),
+                          *sorted({str(cfg.REPO), str(tmp_path / "cache"), tempfile.gettempdir()})]
+    qemu = cmd[sep + 1:]
+    assert qemu[0] == "qemu-system-loongarch64" and qemu[qemu.index("-net") + 1] == "none"
+    assert qemu[-1] == "console=ttyS0 panic=-1 tpbench.results=ttyS1 x=1"
+    assert world.in_root(cfg.ARCHS["x86_64"], ["true", Path("x")]) == ["true", "x"]
+    assert loong.build_env == {"LIBCLANG_PATH": cfg.TRIXIE_ROOT.libclang_path}
+    assert cfg.ARCHS["riscv64"].build_env == {"LIBCLANG_PATH": cfg.LIBCLANG_PATH}
+
+
+def test_a_root_without_mmdebstrap_names_the_fix(monkeypatch, tmp_path):
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(world.shutil, "which", lambda name: None)
+    with pytest.raises(world.Failure, match="mmdebstrap not found.*make deps"):
+        world.debian_root(cfg.TRIXIE_ROOT)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_root_key_follows_its_package_list():
+    other = dataclasses.replace(cfg.TRIXIE_ROOT, packages=cfg.TRIXIE_ROOT.packages + ("gdb",))
+    assert other.key != cfg.TRIXIE_ROOT.key
+    assert dataclasses.replace(cfg.TRIXIE_ROOT).key == cfg.TRIXIE_ROOT.key
