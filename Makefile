@@ -7,7 +7,7 @@ export ACCEL
 # Architectures for make bench (x86_64 only by default, so the default run stays fast)
 # and for make test (both).
 ARCHS ?= x86_64
-TEST_ARCHS ?= x86_64 arm64 arm riscv64
+TEST_ARCHS ?= x86_64 arm64 arm riscv64 loongarch64
 export TEST_ARCHS
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import codegen, plots, report, stats, validate
-from analysis.jump_table import function_aliases
+from analysis.jump_table import function_aliases, tracepoint_anchor_relocations
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -52,6 +52,7 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         tag = f"{arch}-{config}"
         funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
         codegen.add_aliases(funcs, function_aliases(ko))
+        codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
         sites = codegen.sites_by_function(ko)
         mine = stats.guest(samples)
         mine = mine[(mine.arch == arch) & (mine.config == config)]

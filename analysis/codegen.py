@@ -87,6 +87,7 @@ class Insn:
     operands: str
     reloc: str | None = None     # symbol a relocation in this instruction names
     call_reloc: bool = False     # that relocation is riscv64's call to the symbol
+    reloc_type: str = ""         # the relocation's type (R_LARCH_GOT_PC_LO12, ...)
 
     @property
     def text(self) -> str:
@@ -156,6 +157,7 @@ def parse_objdump(text: str) -> dict[str, Function]:
         if m and current.insns:
             sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
             current.insns[-1].reloc = sym
+            current.insns[-1].reloc_type = m.group(2)
             current.insns[-1].call_reloc = m.group(2).startswith(("R_RISCV_CALL",
                                                                  "R_LARCH_CALL36"))
     return funcs
@@ -242,6 +244,20 @@ FLAG_SETTERS = ("cmp", "test", "add", "sub", "inc", "dec", "and", "or", "xor", "
                 "cmn", "tst", "subs", "adds", "ands")
 
 
+def keeps_value(m: str, ops: list[str]) -> bool:
+    """A copy that keeps a count of 0 what it was: a move, or loongarch64's and riscv64's
+    sign extension of a 32-bit value (`slli.w rd, rj, 0`, `addi.w rd, rj, 0`, `sext.w`)."""
+    if m in ("move", "mv", "sext.w") and len(ops) == 2:
+        return True
+    return m in ("slli.w", "addi.w", "addiw") and len(ops) == 3 and ops[2] in ("0", "0x0")
+
+
+def got_load(insn: Insn) -> bool:
+    """loongarch64 modules take a symbol's address from the GOT: pcalau12i finds the entry's
+    page and `ld.d` with R_LARCH_GOT_PC_LO12 loads the address itself."""
+    return insn.reloc_type == "R_LARCH_GOT_PC_LO12" and is_key_symbol(insn.reloc)
+
+
 class KeyState:
     """What the walk knows of the key while it is off: the registers holding the key's
     address or its count (0), and the flags of the last comparison of that count."""
@@ -250,8 +266,8 @@ class KeyState:
         # Addresses of the key set up outside the loop (arm64: adrp/add with the key's reloc;
         # riscv64: auipc).
         self.base = {reg(operands(i)[0]) for i in f.insns if is_key_symbol(i.reloc)
-                     and i.mnemonic in ("adrp", "add", "auipc", "movw", "movt", "pcalau12i",
-                                        "addi.d") and operands(i)}
+                     and (i.mnemonic in ("adrp", "add", "auipc", "movw", "movt")
+                          or "PCALA" in i.reloc_type or got_load(i)) and operands(i)}
         # arm: `ldr rN, [pc, #k]` from a literal word that holds the key's address.
         words = {i.addr: i for i in f.insns if i.mnemonic == ".word"}
         self.base |= {reg(operands(i)[0]) for i in f.insns
@@ -269,6 +285,8 @@ class KeyState:
             if insn.reloc and "key_count" in insn.reloc:
                 self.count |= {"ax", "0", "a0", "$a0"}
             return
+        if got_load(insn):
+            return       # the key's address, which __init__ counted as a base
         reads_key = is_key_symbol(insn.reloc) or any(
             base_register(o) in self.base for o in ops) or (
             m in LOONGARCH_LOADS and len(ops) > 1 and reg(ops[1]) in self.base)
@@ -289,6 +307,9 @@ class KeyState:
             if imm is not None and (reg(src) in self.count or is_key_symbol(insn.reloc)):
                 self.flags = _flags_of_zero_minus(imm)
                 return
+        if keeps_value(m, ops) and reg(ops[1]) in self.count:
+            self.count.add(reg(ops[0]))
+            return
         if m.startswith(FLAG_SETTERS):
             self.flags = None
         if ops and not m.startswith(("cmp", "test", "tst", "st", "push", "j", "b")) \
@@ -438,6 +459,14 @@ def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
             raise WalkError(f"{name}: nested call on the disabled path")
         pc = next_pc(f, insn, sites, key, None)
     raise WalkError(f"{name}: no return")
+
+
+def name_tracepoint_anchors(funcs: dict[str, Function], places: set[tuple[str, int]]) -> None:
+    """Relocations against a label in __tracepoints name the section, as a key's do."""
+    for f in funcs.values():
+        for insn in f.insns:
+            if (f.section, insn.addr) in places:
+                insn.reloc = "__tracepoints"
 
 
 def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> None:

@@ -173,3 +173,29 @@ def function_aliases(path) -> dict[str, list[str]]:
             for start, _, name in entries:
                 by_place.setdefault((shndx, start), []).append(name)
     return {n: sorted(names) for names in by_place.values() if len(names) > 1 for n in names}
+
+
+def tracepoint_anchor_relocations(path) -> set[tuple[str, int]]:
+    """(section, offset) of each code relocation that names a local label in __tracepoints.
+
+    GCC for LoongArch addresses a tracepoint its own object defines through a section
+    anchor (`.LANCHOR0`), which its assembler keeps as a local symbol; objdump prints the
+    label's name, which several objects of one module share, so only the symbol table says
+    which labels are in __tracepoints."""
+    found = set()
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        for rela in elf.iter_sections():
+            if not isinstance(rela, RelocationSection) or not rela["sh_info"]:
+                continue
+            target = elf.get_section(rela["sh_info"])
+            if not target.name.startswith(".text") and target.name != ".init.text":
+                continue
+            symtab = elf.get_section(rela["sh_link"])
+            for r in rela.iter_relocations():
+                sym = symtab.get_symbol(r["r_info_sym"])
+                shndx = sym["st_shndx"]
+                if (sym.name.startswith(".L") and isinstance(shndx, int)
+                        and elf.get_section(shndx).name == "__tracepoints"):
+                    found.add((target.name, r["r_offset"]))
+    return found

@@ -78,6 +78,25 @@ def bootstrap_slopes(group: pd.DataFrame, rng: np.random.Generator, b: int = BOO
     return np.round(slopes, DECIMALS)
 
 
+def quantization_bound(ns, tick: int) -> float:
+    """How far a slope over `ns` can be from the true one when each sample may be off by
+    up to one counter tick of `tick` instructions (a difference of two truncated reads)."""
+    n = np.array(sorted(set(ns)), dtype=float)
+    dn = n - n.mean()
+    return float(tick * np.abs(dn).sum() / (dn * dn).sum())
+
+
+def snap(slopes, tick: int, bound: float):
+    """With a counter coarser than one instruction (tick > 1), a slope within `bound` of an
+    integer is that integer: under -icount the true count per call is one, and `bound`
+    (far below 0.5) rules out every other. A slope farther off stays as it is, so that
+    the codegen check, which wants an integer, fails on it."""
+    if tick == 1:
+        return slopes
+    nearest = np.round(slopes)
+    return np.where(np.abs(np.asarray(slopes) - nearest) <= bound, nearest, slopes)
+
+
 def panels(summary: pd.DataFrame) -> list[tuple[str, str]]:
     """The (arch, config) pairs of a summary, x86_64 first, in a stable order."""
     pairs = {(r.arch, r.config) for r in summary.itertuples()}
@@ -187,11 +206,16 @@ def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -
     for key, g in fit.groupby(GROUP, sort=False):
         fits = g.n.nunique() >= 2
         spread = fits and g.rep.nunique() >= 2
+        # in_instructions() records the counter's tick; samples of 1-instruction counters
+        # (and of other callers) have none.
+        tick = int(g.tick.max()) if "tick" in g else 1
+        bound = quantization_bound(g.n, tick) if fits else 0.0
         if spread:
-            draws[key] = bootstrap_slopes(g, rng)
+            draws[key] = snap(bootstrap_slopes(g, rng), tick, bound)
         lo, hi = interval(draws[key]) if spread else (np.nan, np.nan)
         mild, severe = tukey_outliers(per_call_samples(samples_of(samples, key)))
-        rows.append(dict(zip(GROUP, key), per_call=floor_slope(g) if fits else np.nan,
+        per_call = float(snap(floor_slope(g), tick, bound)) if fits else np.nan
+        rows.append(dict(zip(GROUP, key), per_call=per_call,
                          ci_lo=lo, ci_hi=hi, mild_outliers=mild, severe_outliers=severe,
                          first_rep_outlier=first_rep_outlier(g), reps=g.rep.nunique(),
                          ns=",".join(str(n) for n in sorted(g.n.unique()))))

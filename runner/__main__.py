@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from runner import config as cfg
-from runner import bench, native, world
+from runner import bench, world
 
 
 def validate(args) -> None:
@@ -107,6 +107,7 @@ def cmd_bench(args) -> int:
 
 def cmd_native(args) -> int:
     """The native stage: the run's modules of this host's architecture, timed on its CPU."""
+    from runner import native  # pandas and pyelftools: installed by `deps`, so not imported before it
     rows = native.measure_run(Path(args.run))
     world.say(f"[tpbench] native: {len(rows)} samples added to {Path(args.run) / 'samples.csv'}")
     return 0

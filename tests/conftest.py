@@ -13,7 +13,7 @@ from runner import world  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The architectures the kernel tests build and boot; `make test` covers both.
-TEST_ARCHS = os.environ.get("TEST_ARCHS", "x86_64 arm64 arm riscv64").split()
+TEST_ARCHS = os.environ.get("TEST_ARCHS", "x86_64 arm64 arm riscv64 loongarch64").split()
 OUT = cfg.REPO / "out" / "test"
 # Those with Rust in 6.12, where the benchmark runs (all but 32-bit arm).
 RUST_ARCHS = [a for a in TEST_ARCHS if a in cfg.ARCHS and cfg.ARCHS[a].rust]

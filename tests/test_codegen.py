@@ -203,3 +203,46 @@ def test_arm_disabled_paths(config):
     assert not codegen.is_return("bxeq", "lr") and codegen.is_return("bx", "lr")
     assert codegen.is_return("pop", "{r4, r5, r6, pc}") and not codegen.is_return("pop", "{r4}")
     assert codegen.arm_condition("ble") == "le" and codegen.arm_condition("bl") is None
+
+
+# loongarch64 (GCC 14 and rustc 1.96 of the Debian 13 root), from `loongarch64-linux-gnu-objdump
+# -dr -j .text` of a real run's modules. The module takes the key's address from the GOT
+# (pcalau12i + ld.d with R_LARCH_GOT_PC_LO12) and reads the count through it.
+LOONGARCH_SITES = {"jump_label": (0x90, 0x260, 0x38c, 0x40c), "no_jump_label": ()}
+LOONGARCH_PATHS = {
+    "jump_label": {
+        "c_trace": "bne (taken); nop (NOP site); b (taken); addi.d; b (taken)",
+        "rust_trace": "nop (NOP site); addi.d; bne (taken)",
+        "rust_helper": "addi.d; bl tpbench_trace_helper; nop (NOP site); ret; move; bne (taken)",
+        "rust_load": "ld.w; blez (taken); addi.d; bne (taken)",
+        "rust_count_call": "move; bl tpbench_key_count; ldptr.w; slli.w; ret; blez (taken); "
+                           "addi.d; bne (taken)",
+    },
+    # `slli.w rd, rj, 0` sign-extends the count and keeps it 0.
+    "no_jump_label": {
+        "c_trace": "bne (taken); ldptr.w; slli.w; blez (taken); addi.d; b (taken)",
+        "rust_trace": "ld.w; blez (taken); addi.d; bne (taken)",
+        "rust_helper": "addi.d; bl tpbench_trace_helper; pcalau12i; addi.d; ldptr.w; slli.w; "
+                       "blez (taken); ret; move; bne (taken)",
+    },
+}
+# The helper's object defines the tracepoint and reaches it through its section anchor
+# .LANCHOR0 (analysis.jump_table.tracepoint_anchor_relocations reads these from the .ko).
+LOONGARCH_ANCHORS = {"jump_label": set(), "no_jump_label": {(".text", 0x26c), (".text", 0x270)}}
+
+
+@pytest.mark.parametrize("config", list(LOONGARCH_PATHS))
+def test_loongarch64_disabled_paths(config):
+    f = funcs(f"objdump-tpbench-loongarch64-{config}.txt")
+    codegen.name_tracepoint_anchors(f, LOONGARCH_ANCHORS[config])
+    # Without CONFIG_JUMP_LABEL, LLVM merged the two identical Rust loops (as on riscv64).
+    codegen.add_aliases(f, {"tpbench_rust_trace": ["tpbench_rust_load"]})
+    sites = {"any": [Site("any", a, "nop4", "00 00 40 03") for a in LOONGARCH_SITES[config]]}
+    summary = {v: text for v, _, text in
+               codegen.path_summary(f, sites, list(LOONGARCH_PATHS[config]))}
+    assert summary == LOONGARCH_PATHS[config]
+    # The GOT load gives the key's address, not its count: the branch on the count decides.
+    load = f["tpbench_rust_load"]
+    got = next(i for i in load.insns if i.reloc_type == "R_LARCH_GOT_PC_LO12")
+    assert codegen.got_load(got) and got.mnemonic == "ld.d"
+    assert codegen.is_call("jirl") and codegen.is_return("ret")

@@ -1,5 +1,5 @@
 """The real thing: the kernels built from Debian's tree with our series, booted in QEMU,
-for each architecture of TEST_ARCHS (default: x86_64, arm64, arm and riscv64)."""
+for each architecture of TEST_ARCHS (default: x86_64, arm64, arm, riscv64 and loongarch64)."""
 
 import pytest
 
@@ -222,12 +222,20 @@ def test_rustfmtcheck_passes_on_the_patched_tree(source_tree):
     assert proc.returncode == 0, proc.stdout
 
 
-def test_bindgen_uses_the_pinned_libclang(source_tree):
-    """bindgen 0.60.1 takes the newest libclang it finds unless told; the builds pin LLVM 14's.
-    The kernel's own probe header makes libclang print its version."""
+# One architecture per toolchain: the host's, and each Debian root's.
+TOOLCHAIN_ARCHS = list({cfg.ARCHS[a].root: a for a in reversed(RUST_ARCHS)}.values())
+
+
+@pytest.mark.parametrize("arch, clang", [(a, "19." if cfg.ARCHS[a].root else "14.")
+                                         for a in TOOLCHAIN_ARCHS])
+def test_bindgen_uses_the_pinned_libclang(source_tree, arch, clang):
+    """bindgen 0.60.1 takes the newest libclang it finds unless told; the host's builds pin
+    LLVM 14's, a root's builds the root's own (19 in Debian 13). The kernel's own probe
+    header makes libclang print its version."""
+    arch = cfg.ARCHS[arch]
     header = source_tree.path / "scripts/rust_is_available_bindgen_libclang.h"
-    proc = world.run([cfg.TOOLCHAIN["BINDGEN"], header], env=cfg.BUILD_ENV)
-    assert "clang version 14." in proc.stdout, proc.stdout
+    proc = world.run(world.in_root(arch, [cfg.TOOLCHAIN["BINDGEN"], header]), env=arch.build_env)
+    assert f"clang version {clang}" in proc.stdout, proc.stdout
     assert proc.stdout.count("clang version") == 1
 
 
@@ -236,7 +244,8 @@ def test_guest_init_is_built_with_nolibc_into_its_cache_entry(source_tree, tmp_p
     entry, and no half-built directory left beside it."""
     from elftools.elf.elffile import ELFFile
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
-    arch = cfg.ARCHS[TEST_ARCHS[0]]
+    # An architecture built on the host: a root's would make the whole root in the empty cache.
+    arch = cfg.ARCHS[next((a for a in TEST_ARCHS if cfg.ARCHS[a].root is None), "x86_64")]
     init = world.guest_init(source_tree, arch)
     with open(init, "rb") as f:
         elf = ELFFile(f)

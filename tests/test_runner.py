@@ -2,6 +2,7 @@
 
 import dataclasses
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -273,3 +274,12 @@ def test_the_root_key_follows_its_package_list():
     other = dataclasses.replace(cfg.TRIXIE_ROOT, packages=cfg.TRIXIE_ROOT.packages + ("gdb",))
     assert other.key != cfg.TRIXIE_ROOT.key
     assert dataclasses.replace(cfg.TRIXIE_ROOT).key == cfg.TRIXIE_ROOT.key
+
+
+def test_deps_runs_on_a_machine_without_the_packages_it_installs():
+    """`make deps` is the first step on a new machine: the command line it runs must not import
+    what it is about to install (pandas, numpy, pyelftools)."""
+    blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in ("pandas", "numpy", "elftools"))
+    code = f"import sys; {blocked}; import runner.__main__"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cfg.REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

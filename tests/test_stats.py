@@ -158,3 +158,33 @@ def test_a_run_without_a_baseline_says_so():
     assert t.loc["rust_trace", "verdict"].startswith("no baseline loop in this run (rust_base or rust_empty")
     assert pd.isna(t.loc["rust_trace", "net"])
     assert (t.verdict != "baseline").all()
+
+
+def ticked_run(cost, tick=10, overhead=37, ns=(0, 1, 10, 100, 1000, 10000), reps=31):
+    """Samples as loongarch64's stable counter gives them under -icount: truncated reads of
+    a clock that ticks once per `tick` instructions, at whatever phase each sample starts,
+    already multiplied by the tick (as report.in_instructions does)."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for n in ns:
+        for rep in range(reps):
+            start = int(rng.integers(0, 10 ** 6))
+            ticks = (start + overhead + cost * n) // tick - start // tick
+            rows.append(("loongarch64", "jump_label", "tcg", "c_trace", "disabled", n, rep,
+                         ticks * tick))
+    return frame(rows).assign(tick=tick)
+
+
+def test_a_coarse_counter_gives_the_exact_count_it_identifies():
+    bound = stats.quantization_bound((1, 10, 100, 1000, 10000), 10)
+    assert 0 < bound < 0.01
+    raw = stats.floor_slope(ticked_run(4))
+    assert raw != 4 and abs(raw - 4) <= bound            # the fit alone is not exact
+    row = stats.summarize(ticked_run(4)).iloc[0]
+    assert row.per_call == 4 and row.ci_lo == row.ci_hi == 4
+
+
+def test_a_slope_no_integer_explains_is_left_as_it_is():
+    # Half an instruction per call cannot happen under -icount: it stays visible.
+    row = stats.summarize(ticked_run(4.5)).iloc[0]
+    assert abs(row.per_call - 4.5) < 0.01 and not float(row.per_call).is_integer()
