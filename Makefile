@@ -9,12 +9,16 @@ export ACCEL
 ARCHS ?= x86_64
 TEST_ARCHS ?= x86_64 arm64 arm riscv64 loongarch64
 export TEST_ARCHS
+# The architectures whose no_jump_label kernel make test builds too: all ten kernels do not
+# fit in CI's hour on a new machine. make test-full builds both kernels of every TEST_ARCHS.
+TEST_NO_JUMP_LABEL_ARCHS ?= x86_64 arm64
+export TEST_NO_JUMP_LABEL_ARCHS
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
 INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
-.PHONY: help deps kernels sample bench native codegen report test unit-test check-series
+.PHONY: help deps kernels sample bench native codegen report test test-full unit-test check-series
 
 help:
 	@echo "tpbench targets:"
@@ -24,6 +28,8 @@ help:
 	@echo "  make codegen      disassemble and check the newest run's modules (or RUN=<id>)"
 	@echo "  make report       REPORT.md and plots again from the newest run (or RUN=<id>)"
 	@echo "  make test         what CI runs: series, checkpatch, builds, boots, benchmark, analysis"
+	@echo "                    (no_jump_label kernels of TEST_NO_JUMP_LABEL_ARCHS alone)"
+	@echo "  make test-full    make test with both kernels of every architecture (ten kernels)"
 	@echo "  make unit-test    only the tests that need no kernel"
 	@echo "  make deps         install the Debian packages (as root), or print the apt-get command"
 	@echo "  make kernels      extract, patch and build both kernels of each of TEST_ARCHS (cached)"
@@ -33,6 +39,8 @@ help:
 	@echo "  ACCEL=auto|kvm|tcg   QEMU accelerator (auto: KVM if it boots, else TCG) [$(ACCEL)]"
 	@echo "  ARCHS=\"x86_64 arm64\" architectures for make bench [$(ARCHS)]"
 	@echo "  TEST_ARCHS=...       architectures for make test and make kernels [$(TEST_ARCHS)]"
+	@echo "  TEST_NO_JUMP_LABEL_ARCHS=...  those make test also boots without jump labels"
+	@echo "                       [$(TEST_NO_JUMP_LABEL_ARCHS)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -70,6 +78,9 @@ report:
 
 test: deps
 	$(PYTHON) -m pytest -v -p no:cacheprovider --capture=tee-sys --durations=15 tests
+
+test-full:
+	$(MAKE) test TEST_NO_JUMP_LABEL_ARCHS="$(TEST_ARCHS)"
 
 # Every test that needs no kernel build, boot or tree (conftest marks the others).
 unit-test:

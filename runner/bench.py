@@ -176,9 +176,10 @@ def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
 
 
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
-               arch_names=("x86_64",), timeout: float = 900) -> Path:
-    """Runs every (architecture, config); returns the run directory. Raises world.Failure
-    on a bad run, after marking the run incomplete with the reason."""
+               arch_names=("x86_64",), timeout: float = 900, only=None) -> Path:
+    """Runs every (architecture, config), or those of the set `only` of (arch, config) names;
+    returns the run directory. Raises world.Failure on a bad run, after marking the run
+    incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
         problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
@@ -222,7 +223,7 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     world.say(f"[tpbench] run {run}")
     try:
         for arch in archs:
-            for name in config_names:
+            for name in [n for n in config_names if only is None or (arch.name, n) in only]:
                 run_one(source, arch, cfg.KERNEL_CONFIGS[name], accel, params, run, context,
                         timeout, rows)
         context["complete"] = True

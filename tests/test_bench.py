@@ -9,7 +9,7 @@ import pytest
 
 from runner import bench, console, world
 from runner import config as cfg
-from tests.conftest import FIXTURES, OUT, RUST_ARCHS, TEST_ARCHS
+from tests.conftest import FIXTURES, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
 
 
 def read(name):
@@ -347,7 +347,8 @@ def per_call(run, arch, config, state):
 def two_runs(kernels):
     data = OUT / "data"
     configs = list(dict.fromkeys(c for _, c in kernels))
-    return [bench.run_matrix(configs, "tcg", SHORT, data, TEST_ARCHS) for _ in range(2)]
+    return [bench.run_matrix(configs, "tcg", SHORT, data, TEST_ARCHS, only=set(kernels))
+            for _ in range(2)]
 
 
 def load(run):
@@ -359,25 +360,24 @@ def test_run_directory_is_complete(two_runs):
     ctx = json.loads((run / "context.json").read_text())
     assert ctx["complete"] is True
     assert ctx["schema_version"] == bench.SCHEMA_VERSION
-    for arch in TEST_ARCHS:
-        for name in ("jump_label", "no_jump_label"):
-            assert (run / f"console-{arch}-{name}.log").exists()
-            entry = ctx["configs"][f"{arch}/{name}"]
-            assert entry["accel"] == "tcg" and entry["unit"] == "instructions"
-            assert "-icount" in entry["qemu_command"]
+    assert set(ctx["configs"]) == {f"{arch}/{name}" for arch, name in KERNELS}
+    for arch, name in KERNELS:
+        assert (run / f"console-{arch}-{name}.log").exists()
+        entry = ctx["configs"][f"{arch}/{name}"]
+        assert entry["accel"] == "tcg" and entry["unit"] == "instructions"
+        assert "-icount" in entry["qemu_command"]
     rows = load(run)
-    assert len(rows) == sum(len(variants_of(a)) for a in TEST_ARCHS) * 2 * 2 * 3 * 3
+    assert len(rows) == sum(len(variants_of(a)) for a, _ in KERNELS) * 2 * 3 * 3
     assert {r["arch"] for r in rows} == set(TEST_ARCHS)
     assert two_runs[0].name != two_runs[1].name
 
 
-@pytest.mark.parametrize("arch, config, state", [k for k in EXPECTED if k[0] in TEST_ARCHS])
+@pytest.mark.parametrize("arch, config, state", [k for k in EXPECTED if k[:2] in KERNELS])
 def test_exact_per_call_cost(two_runs, arch, config, state):
     assert per_call(two_runs[0], arch, config, state) == EXPECTED[(arch, config, state)]
 
 
-@pytest.mark.parametrize("arch", TEST_ARCHS)
-@pytest.mark.parametrize("config", ["jump_label", "no_jump_label"])
+@pytest.mark.parametrize("arch, config", KERNELS)
 def test_two_runs_give_identical_costs(two_runs, arch, config):
     for state in ("disabled", "enabled"):
         assert (per_call(two_runs[0], arch, config, state)
@@ -387,8 +387,8 @@ def test_two_runs_give_identical_costs(two_runs, arch, config):
 def test_rust_disabled_site_is_no_dearer_than_c(two_runs):
     """The point of the series: against the same loop without the site, Rust's disabled
     site costs at most what C's does, and less than the out-of-line helper."""
-    for arch in RUST_ARCHS:
-        for config in ("jump_label", "no_jump_label"):
+    for arch, config in KERNELS:
+        if arch in RUST_ARCHS:
             c = per_call(two_runs[0], arch, config, "disabled")
             assert c["rust_trace"] - c["rust_base"] <= c["c_trace"] - c["c_base"], (arch, config)
             assert c["rust_helper"] > c["rust_trace"]
@@ -445,16 +445,15 @@ def test_codegen_checks_pass_on_the_fresh_modules(two_runs, capsys):
     instructions counted per iteration equal the per-call cost measured."""
     from analysis import __main__ as analysis_cli
     assert analysis_cli.cmd_codegen(two_runs[0], allow_incomplete=False) == 0
-    for arch in TEST_ARCHS:
-        for config in ("jump_label", "no_jump_label"):
-            checks = (two_runs[0] / f"codegen-checks-{arch}-{config}.txt").read_text()
-            assert "codegen checks that ran pass" in checks and "FAIL" not in checks, checks
-            # Under icount the count check runs, for every variant.
-            assert (f"instructions counted per iteration equal the per-call cost measured "
-                    f"under icount, for {len(variants_of(arch))} variants") in checks, checks
-            skipped = [line for line in checks.splitlines() if line.startswith("skipped")]
-            assert skipped == ([] if arch in RUST_ARCHS else [
-                "skipped: the checks of rust_trace, rust_helper: not in this run"]), checks
+    for arch, config in KERNELS:
+        checks = (two_runs[0] / f"codegen-checks-{arch}-{config}.txt").read_text()
+        assert "codegen checks that ran pass" in checks and "FAIL" not in checks, checks
+        # Under icount the count check runs, for every variant.
+        assert (f"instructions counted per iteration equal the per-call cost measured "
+                f"under icount, for {len(variants_of(arch))} variants") in checks, checks
+        skipped = [line for line in checks.splitlines() if line.startswith("skipped")]
+        assert skipped == ([] if arch in RUST_ARCHS else [
+            "skipped: the checks of rust_trace, rust_helper: not in this run"]), checks
     nop = {"x86_64": "nop2", "arm64": "nop4", "riscv64": "nop4", "arm": "nop4", "loongarch64": "nop4"}
     for arch in TEST_ARCHS:
         text = (two_runs[0] / f"codegen-checks-{arch}-jump_label.txt").read_text()
@@ -485,7 +484,7 @@ def test_native_stage_on_the_fresh_modules(two_runs):
         ["config", "accel", "variant"])
     for key, r in summary.iterrows():
         assert math.isfinite(r.per_call) and r.per_call > 0, key
-    for config in ("jump_label", "no_jump_label"):
+    for config in [c for a, c in KERNELS if a == "x86_64"]:
         for accel in ("native", "native+16"):
             assert (summary.loc[(config, accel, "rust_helper"), "per_call"]
                     > summary.loc[(config, accel, "rust_trace"), "per_call"]), (config, accel)

@@ -6,10 +6,9 @@ import pytest
 from analysis.jump_table import read_jump_table, site_problems
 from runner import config as cfg
 from runner import console, world
-from tests.conftest import OUT, RUST_ARCHS, TEST_ARCHS
+from tests.conftest import KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
-KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS]
 # The sample, the doctests and the Rust sites exist on RUST_ARCHS alone.
 RUST_KERNELS = [(a, c) for a, c in KERNELS if a in RUST_ARCHS]
 # The instruction at a disabled static branch site, per architecture.
