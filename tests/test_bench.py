@@ -430,8 +430,10 @@ def test_guest_that_panics_mid_run_keeps_the_samples_that_arrived(kernels):
 def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
     data = OUT / "data-timeout"
     # 10 s: long enough for QEMU to print its first line on a loaded machine, and well short
-    # of this matrix, whose N=10^6 loops alone are some 4*10^9 guest instructions (minutes).
-    long_matrix = bench.BenchParams(ns=(1, 1_000_000), reps=20, warmup=0)
+    # of this matrix: 18 (variant, state) pairs * 1000 reps * 10^6 calls of at least 3
+    # instructions are over 5*10^10 guest instructions, minutes even at the 0.5*10^9 per
+    # second TCG ran here (with 20 reps the whole matrix once finished in 8.5 s).
+    long_matrix = bench.BenchParams(ns=(1, 1_000_000), reps=1000, warmup=0)
     with pytest.raises(world.Failure, match="timed out"):
         bench.run_matrix(["jump_label"], "tcg", long_matrix, data, ["x86_64"], timeout=10)
     (run,) = sorted(data.iterdir())[-1:]
