@@ -24,7 +24,7 @@ def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
     """Disabled-state per-call costs of a TCG run, to compare with the static count, or None
     and why there is none."""
     part = stats.guest(summary)
-    part = part[(part.arch == arch) & (part.config == config) & (part.state == "disabled")]
+    part = stats.rows(part, arch=arch, config=config, state="disabled")
     if part.empty:
         return None, "no disabled-state samples from a guest"
     if set(part.accel) != {"tcg"}:
@@ -55,7 +55,7 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
         sites = codegen.sites_by_function(ko)
         mine = stats.guest(samples)
-        mine = mine[(mine.arch == arch) & (mine.config == config)]
+        mine = stats.rows(mine, arch=arch, config=config)
         variants = plots.ordered(mine.variant.unique())
         fragments = "".join(context["configs"].get(f"{arch}/{config}", {})
                             .get("fragments", {}).values())

@@ -6,9 +6,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import sites, stats
+from runner import matrix
 
-VARIANT_ORDER = ["c_empty", "rust_empty", "c_base", "rust_base", "c_trace", "rust_trace",
-                 "rust_helper", "rust_load", "rust_count_call"]
+VARIANT_ORDER = list(matrix.VARIANTS)
 
 
 def ordered(variants) -> list[str]:
@@ -28,23 +28,24 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
     meta = {"panels": [], "variants": variants, "boxes": {}}
     for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
-        part = summary[(summary.arch == arch) & (summary.config == config)]
-        mine = samples[(samples.arch == arch) & (samples.config == config)]
+        part = stats.rows(summary, arch=arch, config=config)
+        mine = stats.rows(samples, arch=arch, config=config)
         meta["panels"].append((arch, config, part.accel.iloc[0], part.unit.iloc[0]))
         with open(outdir / f"percall-{tag}.dat", "w") as f:
             f.write("# index variant disabled lo hi enabled lo hi\n")
             for i, v in enumerate(variants):
                 cells = [str(i), v]
-                for state in ("disabled", "enabled"):
-                    r = part[(part.variant == v) & (part.state == state)]
+                for state in matrix.STATES:
+                    r = stats.rows(part, variant=v, state=state)
                     cells += (["NaN"] * 3 if r.empty else
                               [f"{r.per_call.iloc[0]:.4f}", f"{r.ci_lo.iloc[0]:.4f}",
                                f"{r.ci_hi.iloc[0]:.4f}"])
                 f.write(" ".join(cells) + "\n")
-        for state in ("disabled", "enabled"):
+        for state in matrix.STATES:
             with open(outdir / f"scaling-{tag}-{state}.dat", "w") as f:
                 for v in variants:
-                    g = mine[(mine.variant == v) & (mine.state == state) & (mine.n > 0)]
+                    g = stats.rows(mine, variant=v, state=state)
+                    g = g[g.n > 0]
                     f.write(f'# "{v}"\n')
                     for n, cycles in g.groupby("n").cycles.median().items():
                         f.write(f"{n} {cycles}\n")
@@ -52,7 +53,7 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
             with open(outdir / f"box-{tag}-{state}.dat", "w") as f:
                 meta["boxes"][f"{tag}-{state}"] = []
                 for i, v in enumerate(variants):
-                    g = mine[(mine.variant == v) & (mine.state == state)]
+                    g = stats.rows(mine, variant=v, state=state)
                     if g.empty:
                         continue
                     meta["boxes"][f"{tag}-{state}"].append(i)
@@ -83,7 +84,7 @@ def script(meta: dict, term: str, ext: str) -> str:
             f'"" using ($1+0.18):6 with boxes title "tracepoint enabled", '
             f'"" using ($1+0.18):6:7:8 with yerrorbars lc rgb "black" pt 0 notitle',
         ]
-        for state in ("disabled", "enabled"):
+        for state in matrix.STATES:
             boxes = " ".join(map(str, meta["boxes"][f"{tag}-{state}"]))
             lines += [
                 f'set output "scaling-{tag}-{state}.{ext}"',
@@ -135,7 +136,7 @@ def site_figure_data(costs: pd.DataFrame, panels, outdir: Path) -> list[tuple[st
     spread = sites.over_placements(costs).rename(columns={"mean": "cost", "min": "lo",
                                                           "max": "hi"})
     missing = [i for i, (a, c) in enumerate(panels)
-               if spread[(spread.arch == a) & (spread.config == c)].empty]
+               if stats.rows(spread, arch=a, config=c).empty]
     for source, mine in (("guest", guest), ("native", spread)):
         if mine.empty:
             continue
@@ -144,7 +145,7 @@ def site_figure_data(costs: pd.DataFrame, panels, outdir: Path) -> list[tuple[st
             for i, (arch, config) in enumerate(panels):
                 cells = [str(i), f"{arch}/{config}"]
                 for _, variant in sites.SITES:
-                    r = mine[(mine.arch == arch) & (mine.config == config) & (mine.variant == variant)]
+                    r = stats.rows(mine, arch=arch, config=config, variant=variant)
                     cells += (["NaN"] * 3 if r.empty else
                               [f"{r.cost.iloc[0]:.4f}", f"{r.lo.iloc[0]:.4f}", f"{r.hi.iloc[0]:.4f}"])
                 f.write(" ".join(cells) + "\n")

@@ -7,8 +7,9 @@ import pandas as pd
 
 from analysis import sites, stats, validate
 from analysis.plots import ordered
+from runner import matrix
 
-STATE_ORDER = ("disabled", "enabled")
+STATE_ORDER = matrix.STATES
 
 
 def fmt(x: float) -> str:
@@ -27,8 +28,7 @@ def verdict_table(summary: pd.DataFrame) -> str:
     rows = []
     for arch, config in stats.panels(summary):
         for state in STATE_ORDER:
-            part = summary[(summary.arch == arch) & (summary.config == config)
-                           & (summary.state == state)]
+            part = stats.rows(summary, arch=arch, config=config, state=state)
             for variant in ordered(part.variant):
                 r = part[part.variant == variant].iloc[0]
                 rows.append(f"| {arch} | {config} | {state} | `{variant}` | {fmt(r.per_call)} | "
@@ -64,8 +64,7 @@ def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[
             continue
         out += [f"| {arch} {config} | measured | counted | instructions |", "|---|---:|---:|---|"]
         for variant, count, text in paths[f"{arch}-{config}"]:
-            r = summary[(summary.arch == arch) & (summary.config == config)
-                        & (summary.state == "disabled") & (summary.variant == variant)]
+            r = stats.rows(summary, arch=arch, config=config, state="disabled", variant=variant)
             measured = fmt(r.per_call.iloc[0]) if len(r) else ""
             out.append(f"| `{variant}` | {measured} | {count} | {text} |")
         out.append("")
@@ -80,7 +79,7 @@ def explain_pair(costs: pd.DataFrame, spread: pd.DataFrame, arch: str, config: s
     sites compare at each placement."""
     words, added = [], {}
     for label, variant in sites.SITES[:2]:
-        part = costs[(costs.arch == arch) & (costs.config == config) & (costs.variant == variant)]
+        part = stats.rows(costs, arch=arch, config=config, variant=variant)
         guest = part[[not stats.is_native(a) for a in part.accel]]
         if guest.empty:
             continue
@@ -88,7 +87,7 @@ def explain_pair(costs: pd.DataFrame, spread: pd.DataFrame, arch: str, config: s
         added[variant] = sites.site_instructions(path_rows or [], variant, g.baseline) or []
         what = f" ({', '.join(added[variant])})" if added[variant] else ""
         text = f"{label} adds {stats.quantity(g.cost, g.unit)}{what}"
-        n = spread[(spread.arch == arch) & (spread.config == config) & (spread.variant == variant)]
+        n = stats.rows(spread, arch=arch, config=config, variant=variant)
         if len(n):
             n = n.iloc[0]
             text += (f", natively {stats.measured(n['mean'])} {n.unit} on average over "
@@ -136,11 +135,9 @@ def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str
     spread = sites.over_placements(costs)
     for arch, config in stats.panels(summary):
         for label, variant in sites.SITES:
-            part = costs[(costs.arch == arch) & (costs.config == config)
-                         & (costs.variant == variant)]
+            part = stats.rows(costs, arch=arch, config=config, variant=variant)
             guest = part[[not stats.is_native(a) for a in part.accel]]
-            native = spread[(spread.arch == arch) & (spread.config == config)
-                            & (spread.variant == variant)]
+            native = stats.rows(spread, arch=arch, config=config, variant=variant)
             if guest.empty and native.empty:
                 continue
             g = "" if guest.empty else sites.cost_text(guest.cost.iloc[0], guest.lo.iloc[0],
@@ -175,8 +172,7 @@ def instruction_check(run: Path, summary: pd.DataFrame, context: dict) -> list[s
                           for i in v.values()})
         return [f"Retired instructions were not counted natively: no hardware counters "
                 f"({'; '.join(reasons)}); the instruction counts above are icount's.", ""]
-    guest = stats.guest(summary)
-    guest = guest[(guest.accel == "tcg") & (guest.state == "disabled")]
+    guest = stats.rows(summary, accel="tcg", state="disabled")
     lines = []
     for f in files:
         tag = f.stem.removeprefix("native-instructions-")
@@ -224,11 +220,8 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
            f"is `{stats.REFERENCE}` timed a second time in the same run).", ""]
     out += instruction_check(run, summary, context)
     for arch, config in stats.panels(native):
-        mine = native[(native.arch == arch) & (native.config == config)
-                      & (native.state == "disabled")]
-        guest = stats.guest(summary)
-        guest = guest[(guest.arch == arch) & (guest.config == config)
-                      & (guest.state == "disabled")]
+        mine = stats.rows(native, arch=arch, config=config, state="disabled")
+        guest = stats.rows(stats.guest(summary), arch=arch, config=config, state="disabled")
         head = " | ".join(f"{a} ({'kernel placement' if a == 'native' else '.text ' + a[6:] + ' B'})"
                           for a in accels)
         out += [f"### {arch} {config}", "",
@@ -437,17 +430,9 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "",
         "- `bench-module/` is one module of C and Rust objects with its own trace event. Each "
         "variant is a `noinline` loop that calls its site N times with the loop index as "
-        "argument: `c_base`/`rust_base` (the trace loop without its site: an empty asm that "
-        "claims to update the index in its register, so the loop keeps counting up as the "
-        "trace loop does, without a copy or a store; every site cost is measured against "
-        "these), `c_empty`/`rust_empty` (the earlier baselines: an empty asm takes the index "
-        "as an input), `c_trace` (the real 6.12 "
-        "`trace_tpbench_hit()`), `rust_trace` (`declare_trace!`), `rust_helper` (Rust calls an "
-        "out-of-line C function that calls `trace_tpbench_hit()`), `rust_load` (Rust reads the "
-        "key count with an inline atomic load), `rust_count_call` (the generic path before "
-        "patch 7: a call to read the key count).",
-        "- States: `disabled` (no probe) and `enabled` (a probe registered by the module that "
-        "counts hits and checks arguments).",
+        "argument (the list is `bench-module/tpbench_variants.h`): "
+        + ", ".join(f"`{v.name}` ({v.what})" for v in matrix.VARIANT_TABLE) + ".",
+        "- States: " + ", ".join(f"`{s.name}` ({s.what})" for s in matrix.STATE_TABLE) + ".",
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
         "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "

@@ -21,7 +21,7 @@ def site_costs(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per (arch, config, accel, site) with the tracepoint off: cost, CI, unit."""
     rows = []
     for label, variant in SITES:
-        part = summary[(summary.variant == variant) & (summary.state == "disabled")]
+        part = stats.rows(summary, variant=variant, state="disabled")
         for r in part.itertuples():
             if pd.isna(r.net):
                 continue
@@ -94,8 +94,7 @@ def compare_placements(costs: pd.DataFrame, arch: str, config: str, a: str, b: s
     """How a's site compares with b's at each native placement: (more, less, same, smallest
     and largest difference a - b); "same" when the difference is within the two sites' noise.
     None without native rows for both."""
-    mine = costs[(costs.arch == arch) & (costs.config == config)
-                 & [stats.is_native(x) for x in costs.accel]]
+    mine = stats.native(stats.rows(costs, arch=arch, config=config))
     diffs, more, less = [], 0, 0
     for accel, g in mine.groupby("accel"):
         ga, gb = g[g.variant == a], g[g.variant == b]

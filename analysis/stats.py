@@ -158,6 +158,14 @@ def native(table: pd.DataFrame) -> pd.DataFrame:
     return table[[is_native(a) for a in table.accel]]
 
 
+def rows(table: pd.DataFrame, **equal) -> pd.DataFrame:
+    """The rows whose columns equal the values given: rows(t, arch="arm64", state="disabled")."""
+    mask = pd.Series(True, index=table.index)
+    for column, value in equal.items():
+        mask &= table[column] == value
+    return table[mask]
+
+
 def verdict(diff: float, lo: float, hi: float, noise: float, unit: str) -> str:
     """Compares a difference to C with its interval [lo, hi] and the noise threshold.
 

@@ -10,14 +10,15 @@ import csv
 import json
 from pathlib import Path
 
-from analysis import plots, stats
+from analysis import stats
+from runner import matrix
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
 ARCHS = ("x86_64", "arm64", "arm", "riscv64", "loongarch64")   # as runner.config.ARCHS
 CONFIGS = ("jump_label", "no_jump_label")
-STATES = ("disabled", "enabled")
-VARIANTS = tuple(plots.VARIANT_ORDER) + (stats.AA_TWIN,)
+STATES = matrix.STATES
+VARIANTS = matrix.VARIANTS + (stats.AA_TWIN,)
 INTEGERS = ("n", "rep", "cycles")
 SHOWN = 5   # problems quoted in the message; the rest are counted
 

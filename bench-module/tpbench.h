@@ -14,15 +14,12 @@ struct static_key;
 void tpbench_trace_helper(unsigned long i);
 int tpbench_key_count(struct static_key *key);
 
-void tpbench_c_empty(unsigned long n);
-void tpbench_c_base(unsigned long n);
-void tpbench_c_trace(unsigned long n);
-void tpbench_rust_empty(unsigned long n);
-void tpbench_rust_base(unsigned long n);
-void tpbench_rust_trace(unsigned long n);
-void tpbench_rust_helper(unsigned long n);
-void tpbench_rust_load(unsigned long n);
-void tpbench_rust_count_call(unsigned long n);
+/* The loop functions, one per variant of tpbench_variants.h. */
+#define TPBENCH_VARIANT(name, language, fires, what) void tpbench_##name(unsigned long n);
+#define TPBENCH_STATE(name, what)
+#include "tpbench_variants.h"
+#undef TPBENCH_VARIANT
+#undef TPBENCH_STATE
 
 /* Rust's static branch on the tpbench_hit key, for the functional check. */
 bool tpbench_rust_key_is_on(void);

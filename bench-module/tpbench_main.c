@@ -141,35 +141,40 @@ struct tpbench_variant {
 	bool fires;		/* calls the tracepoint when it is on */
 };
 
+/* Both tables expand tpbench_variants.h, the list the runner and analysis read. */
+#define TPBENCH_IN_C(...)	__VA_ARGS__
 #ifdef CONFIG_RUST
-#define RUST_VARIANT(name, loop, fires)	{ name, loop, fires },
+#define TPBENCH_IN_RUST(...)	__VA_ARGS__
 #else
 /* No Rust in 6.12 on this architecture (32-bit arm): the C variants alone. */
-#define RUST_VARIANT(name, loop, fires)
+#define TPBENCH_IN_RUST(...)
 #endif
 
+#define TPBENCH_VARIANT(name, language, fires, what) \
+	TPBENCH_IN_##language({ #name, tpbench_##name, fires },)
+#define TPBENCH_STATE(name, what)
 static const struct tpbench_variant tpbench_variants[] = {
-	{ "c_empty",	 tpbench_c_empty,	false },
-	RUST_VARIANT("rust_empty", tpbench_rust_empty, false)
-	{ "c_base",	 tpbench_c_base,	false },
-	RUST_VARIANT("rust_base", tpbench_rust_base, false)
-	{ "c_trace",	 tpbench_c_trace,	true },
-	RUST_VARIANT("rust_trace", tpbench_rust_trace, true)
-	RUST_VARIANT("rust_helper", tpbench_rust_helper, true)
-	RUST_VARIANT("rust_load", tpbench_rust_load, true)
-	RUST_VARIANT("rust_count_call", tpbench_rust_count_call, true)
+#include "tpbench_variants.h"
 };
+#undef TPBENCH_VARIANT
+#undef TPBENCH_STATE
 
-static const char * const tpbench_states[] = { "disabled", "enabled" };
+#define TPBENCH_VARIANT(name, language, fires, what)
+#define TPBENCH_STATE(name, what) #name,
+static const char * const tpbench_states[] = {
+#include "tpbench_variants.h"
+};
+#undef TPBENCH_VARIANT
+#undef TPBENCH_STATE
 
-/* NULL: every variant this build has. */
+/* NULL: every variant this build has, every state. */
 static char *variants;
 module_param(variants, charp, 0444);
 MODULE_PARM_DESC(variants, "comma-separated variants to time (default: all)");
 
-static char *states = "disabled,enabled";
+static char *states;
 module_param(states, charp, 0444);
-MODULE_PARM_DESC(states, "comma-separated tracepoint states: disabled, enabled");
+MODULE_PARM_DESC(states, "comma-separated tracepoint states to time (default: all)");
 
 static unsigned long ns[16] = { 0, 1, 10, 100, 1000, 10000 };
 static int ns_count = 6;
@@ -303,8 +308,9 @@ static int validate_params(void)
 				    &variant_mask) : 0;
 	if (ret)
 		return ret;
-	ret = parse_list("states", states, tpbench_states, ARRAY_SIZE(tpbench_states),
-			 &state_mask);
+	state_mask = GENMASK(ARRAY_SIZE(tpbench_states) - 1, 0);
+	ret = states ? parse_list("states", states, tpbench_states,
+				  ARRAY_SIZE(tpbench_states), &state_mask) : 0;
 	if (ret)
 		return ret;
 	if (ns_count < 1) {

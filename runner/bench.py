@@ -17,13 +17,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from runner import config as cfg
-from runner import console, world
+from runner import console, matrix, world
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
 SCHEMA_VERSION = 2
-VARIANTS = ("c_empty", "rust_empty", "c_base", "rust_base", "c_trace", "rust_trace",
-            "rust_helper", "rust_load", "rust_count_call")
-STATES = ("disabled", "enabled")
+VARIANTS = matrix.VARIANTS
+STATES = matrix.STATES
 MAX_N = 1_000_000
 MAX_REPS = 1000
 CSV_COLUMNS = ("arch", "config", "accel", "variant", "state", "n", "rep", "cycles")
@@ -75,7 +74,7 @@ class BenchParams:
         if arch.rust:
             return self
         return dataclasses.replace(self, variants=tuple(
-            v for v in self.variants if not v.startswith("rust_")))
+            v for v in self.variants if matrix.BY_NAME[v].language == "C"))
 
     def module_args(self) -> list[str]:
         return [f"variants={','.join(self.variants)}", f"states={','.join(self.states)}",

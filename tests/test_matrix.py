@@ -1,0 +1,70 @@
+"""The one list of variants and states (bench-module/tpbench_variants.h): what the runner
+and analysis read from it, damaged lists refused, and the module's C tables expanding to
+the same list."""
+import re
+import subprocess
+
+import pytest
+
+from runner import matrix
+
+MAIN_C = matrix.LIST.parent / "tpbench_main.c"
+
+
+def test_the_list_in_its_order():
+    assert matrix.VARIANTS == ("c_empty", "rust_empty", "c_base", "rust_base", "c_trace",
+                               "rust_trace", "rust_helper", "rust_load", "rust_count_call")
+    assert matrix.STATES == ("disabled", "enabled")
+    assert [v.name for v in matrix.VARIANT_TABLE if v.language == "C"] == [
+        "c_empty", "c_base", "c_trace"]
+    assert [v.name for v in matrix.VARIANT_TABLE if v.fires] == [
+        "c_trace", "rust_trace", "rust_helper", "rust_load", "rust_count_call"]
+    assert all(v.what and s.what for v in matrix.VARIANT_TABLE for s in matrix.STATE_TABLE)
+
+
+def test_entries_span_lines_and_comments_and_join_literals():
+    variants, states = matrix.parse('''/* a list */
+        TPBENCH_VARIANT(c_x, C, true,
+                        "one, (two) " /* why */ "three")
+        TPBENCH_VARIANT(rust_x, RUST, false, "four")
+        TPBENCH_STATE(off, "five")''', "t.h")
+    assert variants == (matrix.Variant("c_x", "C", True, "one, (two) three"),
+                        matrix.Variant("rust_x", "RUST", False, "four"))
+    assert states == (matrix.State("off", "five"),)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('TPBENCH_VARIANT(c_x, GO, true, "a") TPBENCH_STATE(off, "b")',
+     r't\.h: TPBENCH_VARIANT\(c_x, GO, true, "a"...\) is not \(name, C\|RUST'),
+    ('TPBENCH_VARIANT(c_x, C, true, "a") TPBENCH_STATE(c_x, "b")',
+     r"t\.h: named more than once: c_x"),
+    ('TPBENCH_VARIANT(c_x, C, true, "a") stray TPBENCH_STATE(off, "b")',
+     r"t\.h: not an entry: 'stray'"),
+    ('TPBENCH_VARIANT(c_x, C, true, "a")', r"t\.h: needs at least one TPBENCH_VARIANT and one"),
+    ('TPBENCH_STATE(off)', r"t\.h: TPBENCH_STATE\(off...\) is not \(name, \"what\"\)"),
+])
+def test_a_damaged_list_is_refused_naming_the_file(text, message):
+    with pytest.raises(matrix.TableError, match=message):
+        matrix.parse(text, "t.h")
+
+
+def tables_of_main_c(rust: bool) -> tuple[list, list]:
+    """The variant and state tables of tpbench_main.c as the C preprocessor expands them."""
+    text = MAIN_C.read_text()
+    start = text.index("#define TPBENCH_IN_C(")
+    end = text.rindex("#undef TPBENCH_STATE") + len("#undef TPBENCH_STATE")
+    out = subprocess.run(
+        ["cpp", "-P", f"-I{matrix.LIST.parent}"] + (["-DCONFIG_RUST"] if rust else []),
+        input=text[start:end], capture_output=True, text=True, check=True).stdout
+    variants = re.findall(r'\{\s*"(\w+)",\s*tpbench_(\w+),\s*(true|false)\s*\}', out)
+    states = re.findall(r'"(\w+)",', out.split("tpbench_states")[1])
+    return variants, states
+
+
+@pytest.mark.parametrize("rust", [True, False], ids=["CONFIG_RUST", "no Rust (arm)"])
+def test_the_module_tables_expand_the_same_list(rust):
+    variants, states = tables_of_main_c(rust)
+    expected = [(v.name, v.name, "true" if v.fires else "false")
+                for v in matrix.VARIANT_TABLE if rust or v.language == "C"]
+    assert variants == expected
+    assert states == list(matrix.STATES)
