@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import codegen, plots, report, stats, validate
+from analysis import codegen, plots, report, size, stats, validate
 from analysis.jump_table import function_aliases, tracepoint_anchor_relocations
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,11 +91,24 @@ def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
     return out
 
 
+def size_growth(run: Path) -> dict:
+    """(arch, config) -> bytes against sites, from each module of the run (jump labels on)."""
+    out = {}
+    for ko in sorted(run.glob("tpbench-*-jump_label.ko")):
+        arch, config = module_tag(ko)
+        if config != "jump_label":      # the glob matches no_jump_label too
+            continue
+        rows = size.site_sizes(size.function_sizes(ko), size.jump_entries(ko), arch)
+        if size.bytes_for_sites(rows):
+            out[(arch, config)] = size.bytes_for_sites(rows)
+    return out
+
+
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
-    plots.render(samples, summary, run / "plots")
+    plots.render(samples, summary, run / "plots", size_growth(run))
     code = tagged(run, "codegen-", ".txt")
     checks = tagged(run, "codegen-checks-", ".txt")
     paths = {k: [line.split("\t") for line in v.splitlines()]

@@ -61,6 +61,16 @@ def arm_condition(m: str) -> str | None:
     return m[1:] if m.startswith("b") and m[1:] in ARM64_CONDITIONS else None
 
 
+def arm_conditional_return(m: str, ops: str) -> str | None:
+    """The condition of a 32-bit arm conditional return (`bxle lr`, `popeq {..., pc}`)."""
+    for prefix in ("bx", "pop", "ldm"):
+        cond = m[len(prefix):]
+        if m.startswith(prefix) and cond in ARM64_CONDITIONS and (
+                ops.strip() == "lr" if prefix == "bx" else "pc}" in ops):
+            return cond
+    return None
+
+
 def is_call(m: str) -> bool:
     return m in CALLS
 
@@ -69,6 +79,23 @@ def is_return(m: str, ops: str = "") -> bool:
     """x86's and arm64's ret; arm's `bx lr`, or a pop that loads pc."""
     return m.startswith("ret") or (m == "bx" and ops.strip() == "lr") or (
         m in ("pop", "ldm", "ldmfd", "ldmia") and "pc}" in ops)
+
+def loads_data(insn: "Insn") -> bool:
+    """Whether the instruction reads data from memory: a load, or an x86 instruction with a
+    memory source. Not a store, an address computation (lea), a NOP's operand, or the stack
+    reads of pop and ret."""
+    m, ops = insn.mnemonic, operands(insn)
+    if m in RISCV_LOADS or m in LOONGARCH_LOADS or m.startswith("ldx."):
+        return True
+    if m.startswith("ld"):                      # arm and arm64: ldr, ldrb, ldp, ldur, ...
+        return any("[" in o for o in ops)
+    if "%" not in insn.operands:                # not x86 (AT&T): riscv's stores, ...
+        return False
+    memory = [k for k, o in enumerate(ops) if "(" in o or re.match(r"%[fg]s:", o)]
+    if not memory or m == "lea" or m.startswith("nop"):
+        return False
+    return not (m.startswith("mov") and memory == [len(ops) - 1])   # a store
+
 
 LOOP_PREFIX = "tpbench_"
 
@@ -156,6 +183,11 @@ def parse_objdump(text: str) -> dict[str, Function]:
         m = _RELOC.match(line)
         if m and current.insns:
             sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
+            offset = int(m.group(1), 16)
+            if m.group(2) == "R_ARM_ABS32" and offset >= current.insns[-1].end:
+                # objdump prints zero literal words after the code as "..." and only
+                # their relocations: a word that holds the symbol's address.
+                current.insns.append(Insn(offset, bytes(4), ".word", "0x00000000"))
             current.insns[-1].reloc = sym
             current.insns[-1].reloc_type = m.group(2)
             current.insns[-1].call_reloc = m.group(2).startswith(("R_RISCV_CALL",
@@ -443,7 +475,10 @@ def walk_all(funcs, sites: set, variants) -> dict[str, list[tuple[str, Insn]] | 
 
 def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
     """A called function of the same object, from entry to return, with the key off."""
-    name = call.reloc
+    # A call within one section has no relocation: objdump names the target itself, in the
+    # operands (x86: "5e5 <name>") or in its comment (loongarch64: "-132 # 210 <name>").
+    local = re.search(r"<([\w.]+)>\s*$", call.operands)
+    name = call.reloc or (local.group(1) if local else None)
     if name not in funcs:
         return []    # outside this object (the kernel): the call itself is on the path
     f = funcs[name]
@@ -455,6 +490,15 @@ def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
         path.append((name, insn))
         if is_return(insn.mnemonic, insn.operands):
             return path
+        cond = arm_conditional_return(insn.mnemonic, insn.operands)
+        if cond:
+            # 32-bit arm returns early on the key's test (`bxle lr`).
+            if key.flags is None:
+                raise WalkError(f"{name}: cannot decide the return at {insn.addr:#x}")
+            if ARM64_CONDITIONS[cond](key.flags):
+                return path
+            pc = insn.end
+            continue
         if is_call(insn.mnemonic) and not is_site(f, insn, sites):
             raise WalkError(f"{name}: nested call on the disabled path")
         pc = next_pc(f, insn, sites, key, None)
@@ -482,7 +526,8 @@ def disassemble(ko: Path, arch: str = "x86_64") -> str:
     """`objdump -dr` of a module, by the binutils that the architecture's build used."""
     from runner import config, world    # the runner knows where each objdump lives
     params = config.ARCHS[arch]
-    return subprocess.run(world.in_root(params, [params.objdump, "-dr", "--insn-width=16", ko]),
+    return subprocess.run(world.in_root(params, [params.objdump, "-dr", "--insn-width=16", ko],
+                                        share=[ko.parent]),
                           text=True, capture_output=True, check=True).stdout
 
 
@@ -622,7 +667,7 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
 
 def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tuple[str, int, str]]:
     """(variant, instructions per iteration, the instructions) of each disabled path; a
-    branch the path takes is marked "(taken)"."""
+    branch the path takes is marked "(taken)", an instruction that reads data "(load)"."""
     sites = site_offsets(sites_map)
     out = []
     for v, path in walk_all(funcs, sites, variants).items():
@@ -635,6 +680,7 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
             site = is_site(funcs[fn], i, sites)
             taken = branch and not site and (nxt_fn, nxt.addr) != (fn, i.end)
             words.append(f"{i.mnemonic}{' (NOP site)' if site else ''}"
+                         + (" (load)" if loads_data(i) else "")
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))
         out.append((v, len(path), "; ".join(words)))

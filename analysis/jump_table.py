@@ -84,7 +84,7 @@ class JumpEntry:
         return "other"
 
 
-def _functions_by_section(elf):
+def functions_by_section(elf):
     funcs = {}
     symtab = elf.get_section_by_name(".symtab")
     for sym in symtab.iter_symbols():
@@ -120,7 +120,7 @@ def read_jump_table(path) -> list[JumpEntry]:
             off = r["r_offset"]
             addend = r["r_addend"] if r.is_RELA() else int.from_bytes(words[off:off + 4], "little")
             by_offset[off] = (sym, addend)
-        funcs = _functions_by_section(elf)
+        funcs = functions_by_section(elf)
         entries = []
         size = ABSOLUTE_ENTRY_SIZE if machine == "arm" else ENTRY_SIZE
         for base in range(0, table["sh_size"], size):
@@ -169,7 +169,7 @@ def function_aliases(path) -> dict[str, list[str]]:
     with open(path, "rb") as f:
         elf = ELFFile(f)
         by_place = {}
-        for shndx, entries in _functions_by_section(elf).items():
+        for shndx, entries in functions_by_section(elf).items():
             for start, _, name in entries:
                 by_place.setdefault((shndx, start), []).append(name)
     return {n: sorted(names) for names in by_place.values() if len(names) > 1 for n in names}

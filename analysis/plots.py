@@ -106,17 +106,100 @@ def script(meta: dict, term: str, ext: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Per-panel plots of the guest runs, and the headline figure of site costs (guest
-    and native side by side)."""
+# The driver figure's bars: (panel, label, variant); a dense loop's cost is per site.
+DRIVER_BARS = (
+    ("arguments", "C, bare site", "c_trace"), ("arguments", "C, 4 arguments from t", "c_txn"),
+    ("arguments", "Rust, bare site", "rust_trace"), ("arguments", "Rust, 4 arguments from t", "rust_txn"),
+    ("density", "C, a site alone", "c_trace"), ("density", "C, each of 16", "c_dense"),
+    ("density", "Rust, a site alone", "rust_trace"), ("density", "Rust, each of 16", "rust_dense"),
+)
+
+
+def driver_figure_data(summary: pd.DataFrame, outdir: Path) -> list[tuple[str, str]]:
+    """driver.dat: per (arch, config) of the TCG runs, the disabled site cost (net of its
+    baseline, per site) of each bar of DRIVER_BARS; returns the panels it has."""
+    guest = stats.rows(summary, accel="tcg", state="disabled")
+    panels = [p for p in stats.panels(guest)
+              if stats.rows(guest, arch=p[0], config=p[1]).variant.isin(["c_txn", "c_dense"]).any()]
+    if not panels:
+        return []
+    with open(outdir / "driver.dat", "w") as f:
+        f.write("# index panel " + " ".join(v for _, _, v in DRIVER_BARS) + "\n")
+        for i, (arch, config) in enumerate(panels):
+            cells = [str(i), f"{arch}/{config}"]
+            for _, _, variant in DRIVER_BARS:
+                r = stats.rows(guest, arch=arch, config=config, variant=variant)
+                cells.append("NaN" if r.empty or pd.isna(r.net.iloc[0]) else
+                             f"{r.net.iloc[0] / matrix.BY_NAME[variant].sites:.4f}")
+            f.write(" ".join(cells) + "\n")
+    return panels
+
+
+def driver_figure_script(panels, ext: str) -> list[str]:
+    if not panels:
+        return []
+    xtics = ", ".join(f'"{a}\\n{c}" {i}' for i, (a, c) in enumerate(panels))
+    lines = [f'set output "driver.{ext}"',
+             'set multiplot layout 2,1 title "Disabled sites as drivers write them, TCG -icount '
+             '(instructions per call per site, net of the loop without sites)"',
+             f"set xtics ({xtics}) norotate", "set xrange [-0.6:%f]" % (len(panels) - 0.4),
+             "set boxwidth 0.18", "set style fill solid 0.6 border -1",
+             "set key outside right top vertical", "set offsets 0, 0, graph 0.1, 0",
+             'set ylabel "instructions per site"', "set yrange [0:*]", "set grid ytics",
+             'set xlabel "architecture and kernel config"']
+    for panel, title in (("arguments", "one argument in a register, or four read through a "
+                          "pointer"), ("density", "a site alone, or one of 16 in a row")):
+        bars = [(k, label) for k, (p, label, _) in enumerate(DRIVER_BARS) if p == panel]
+        plots = [f'"driver.dat" using ($1{(j - 1.5) * 0.2:+.2f}):{k + 3} with boxes '
+                 f'title "{label}"' for j, (k, label) in enumerate(bars)]
+        lines += [f'set title "{title}"', "plot " + ", ".join(plots)]
+    return lines + ["unset multiplot", "set key inside top left", "set offsets 0, 0, 0, 0"]
+
+
+def size_figure_data(growth: dict, outdir: Path) -> list[str]:
+    """size.dat: one block per (arch, config, language), bytes against sites; returns the
+    block titles."""
+    titles = []
+    with open(outdir / "size.dat", "w") as f:
+        for (arch, config), lines in growth.items():
+            for language, points in lines.items():
+                titles.append(f"{arch} {config} {language}")
+                f.write(f"# {titles[-1]}\n" + "".join(f"{k} {b:.2f}\n" for k, b in points)
+                        + "\n\n")
+    return titles
+
+
+def size_figure_script(titles: list[str], ext: str) -> list[str]:
+    if not titles:
+        return []
+    return [f'set output "size.{ext}"',
+            'set title "Bytes a module gains for k sites of one event (symbol sizes of the '
+            'measured modules)"', 'set xlabel "sites of the event (k)"',
+            'set ylabel "bytes: loop growth + __jump_table + once-per-event functions"',
+            "set xrange [0:17]", "set yrange [0:*]", "set xtics (1, 4, 8, 12, 16) norotate",
+            "set key top left", "set grid", "unset logscale xy",
+            f'plot for [i=0:{len(titles) - 1}] "size.dat" index i using 1:2 with linespoints '
+            f'lw 2 title word("{" ".join(t.replace(" ", "_") for t in titles)}", i + 1)']
+
+
+def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
+           growth: dict | None = None) -> list[Path]:
+    """Per-panel plots of the guest runs, the headline figure of site costs (guest and
+    native side by side), and, given `growth` ((arch, config) -> size.bytes_for_sites), the
+    figure of bytes against sites."""
     meta = write_data(stats.guest(samples), stats.guest(summary), outdir)
     panels = stats.panels(summary)
     figure = site_figure_data(sites.site_costs(summary), panels, outdir)
+    titles = size_figure_data(growth or {}, outdir)
+    driver = driver_figure_data(stats.guest(summary), outdir)
     made = []
     for term, ext in (("pngcairo size 900,560 font 'sans,10'", "png"), ("svg size 900,560", "svg")):
         text = script(meta, term, ext) + "\n".join(
             [f"set terminal {term.replace('900,560', '900,760')} noenhanced"]
-            + site_figure_script(figure, panels, term, ext)) + "\n"
+            + site_figure_script(figure, panels, term, ext)
+            + [f"set terminal {term} noenhanced"] + size_figure_script(titles, ext)
+            + [f"set terminal {term.replace('900,560', '900,760')} noenhanced"]
+            + driver_figure_script(driver, ext)) + "\n"
         (outdir / f"plots-{ext}.gp").write_text(text)
         # Relative names, run from the plot directory: the scripts hold no host paths.
         subprocess.run(["gnuplot", f"plots-{ext}.gp"], cwd=outdir, check=True,

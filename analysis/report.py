@@ -1,11 +1,13 @@
 """REPORT.md from one run directory; every number in it comes from that run's files."""
 
+import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import sites, stats, validate
+from analysis import sites, size, stats, validate
 from analysis.plots import ordered
 from runner import matrix
 
@@ -48,6 +50,134 @@ def outlier_notes(summary: pd.DataFrame) -> str:
     else:
         text += " The first repetition is not an outlier anywhere."
     return text
+
+
+# The sites of the driver-like event, each beside the bare site of its language.
+ARGUMENT_SITES = (("C", "c_txn", "c_trace"), ("Rust", "rust_txn", "rust_trace"))
+
+
+def arguments_section(run: Path, summary: pd.DataFrame, paths: dict, rel: Path) -> list[str]:
+    """With the event off, do a site's argument loads stay off the disabled path? Exact
+    instruction counts under icount: the site of `tpbench_txn(t, t->id, t->flags, t->size)`
+    against the bare `tpbench_hit(i)` site of the same language, and what it runs beyond
+    its baseline in the disassembly."""
+    guest = stats.rows(summary, accel="tcg", state="disabled")
+    if not guest.variant.isin([v for _, v, _ in ARGUMENT_SITES]).any():
+        return []
+    out = ["## Arguments read from a driver's structure", "",
+           "`c_txn` and `rust_txn` walk 16 transactions and fire `tpbench_txn(t, t->id, "
+           "t->flags, t->size)`: three arguments loaded through the pointer, the pointer the "
+           "fourth, as a driver's event reads its transaction. Their baselines walk the same "
+           "array without the site. If the compiler loads the arguments before it tests the "
+           "key, every call pays for the loads while the event is off; if it sinks them into "
+           "the enabled block, the site costs what the one-argument `tpbench_hit` site costs. "
+           "Per call with the event off, under TCG -icount (instructions, exact):", "",
+           *([f"![disabled sites as drivers write them]({rel}/plots/driver.png)", ""]
+             if (run / "plots" / "driver.png").exists() else []),
+           "| arch | config | language | site with 4 arguments | bare site (`tpbench_hit`) | "
+           "argument loads on the disabled path | what the site runs beyond its baseline "
+           "(disassembly) |",
+           "|---|---|---|---:|---:|---|---|"]
+    for arch, config in stats.panels(guest):
+        mine = stats.rows(guest, arch=arch, config=config)
+        path_rows = paths.get(f"{arch}-{config}") or []
+        for language, variant, bare in ARGUMENT_SITES:
+            site, plain = (stats.rows(mine, variant=v) for v in (variant, bare))
+            if site.empty or pd.isna(site.net.iloc[0]):
+                continue
+            base_cost = None if plain.empty or pd.isna(plain.net.iloc[0]) else plain.net.iloc[0]
+            added = sites.site_instructions(path_rows, variant, site.baseline.iloc[0])
+            bare_added = (None if plain.empty else
+                          sites.site_instructions(path_rows, bare, plain.baseline.iloc[0]))
+            # The bare site's own loads (the key count without jump labels) are not the
+            # arguments'.
+            loads = (None if added is None or bare_added is None else
+                     sum("(load)" in w for w in added) - sum("(load)" in w for w in bare_added))
+            leaked = ("" if loads is None else f"**{loads}**" if loads > 0 else "none")
+            out.append(f"| {arch} | {config} | {language} | {fmt(site.net.iloc[0])} | "
+                       f"{fmt(base_cost)} | {leaked} | {', '.join(added) if added else ''} |")
+    out += ["", "The loads counted are those the site runs beyond the bare site's (whose "
+            "own load, without jump labels, is the key's count): loads of the arguments that "
+            "the compiler placed before the test of the key, so that every call pays for them "
+            "while the event is off.", ""]
+    return out
+
+
+# One site against sixteen in a row, per language.
+DENSE_SITES = (("C", "c_trace", "c_dense"), ("Rust", "rust_trace", "rust_dense"))
+
+
+def per_site_words(added: list[str], sites: int) -> str:
+    """What each of `sites` identical sites runs: the path difference, counted per site."""
+    counts = Counter(added)
+    return ", ".join(f"{fmt(n / sites)} x {w}" if n != sites else w for w, n in counts.items())
+
+
+def density_section(summary: pd.DataFrame, paths: dict) -> list[str]:
+    """A site alone against one of 16 in a row, with the event off (exact, under icount)."""
+    guest = stats.rows(summary, accel="tcg", state="disabled")
+    rows = []
+    for arch, config in stats.panels(guest):
+        mine = stats.rows(guest, arch=arch, config=config)
+        for language, single, dense in DENSE_SITES:
+            one, many = (stats.rows(mine, variant=v) for v in (single, dense))
+            if many.empty or pd.isna(many.net.iloc[0]):
+                continue
+            count = matrix.BY_NAME[dense].sites
+            added = sites.site_instructions(paths.get(f"{arch}-{config}") or [], dense,
+                                            many.baseline.iloc[0])
+            rows.append(f"| {arch} | {config} | {language} | "
+                        f"{fmt(one.net.iloc[0]) if len(one) else ''} | "
+                        f"{fmt(many.net.iloc[0] / count)} | "
+                        f"{per_site_words(added, count) if added else ''} |")
+    if not rows:
+        return []
+    return ["## Many sites in one function", "",
+            "`c_dense` and `rust_dense` run 16 `tpbench_hit` sites in a row per iteration. "
+            "Per site, with the event off, against a site alone (instructions per call, "
+            "exact; net of the loop without sites; the lower panel of the figure above):", "",
+            "| arch | config | language | a site alone | each of 16 sites | what each of the "
+            "16 runs (disassembly) |", "|---|---|---|---:|---:|---|", *rows, "",
+            "Where C's dense sites run a `call`, GCC (at -Os, the kernel's "
+            "CONFIG_CC_OPTIMIZE_FOR_SIZE of these builds) stopped inlining `trace_tpbench_hit()` "
+            "in a file that calls it 16 times and calls one out-of-line copy instead, whose NOP "
+            "is the site; `declare_trace!` is `#[inline(always)]`, so each Rust site stays "
+            "inline.", ""]
+
+
+def size_section(run: Path, summary: pd.DataFrame, rel: Path) -> list[str]:
+    """Bytes per site and per event, from the symbol sizes of the modules the guests ran."""
+    out = []
+    for arch, config in stats.panels(stats.guest(summary)):
+        ko = run / f"tpbench-{arch}-{config}.ko"
+        if not ko.exists():
+            continue
+        for r in size.site_sizes(size.function_sizes(ko), size.jump_entries(ko), arch):
+            out.append(f"| {arch} | {config} | `{r['variant']}` | {r['sites']} | "
+                       f"{fmt(r['site_text'])} | {fmt(r['jump_entry'])} | "
+                       f"**{fmt(r['site_text'] + r['jump_entry'])}** | "
+                       f"{r['event_c_text']} | {r['kind_text'] or ''} |")
+    if not out:
+        return []
+    return ["## Code size: what each site and each event costs in bytes", "",
+            "From the symbol sizes of the modules measured above. *Text per site* is the loop "
+            "function with the site minus its baseline loop: the disabled-path instructions, "
+            "the enabled block (inline after the site in C, a cold block of the same function "
+            "in Rust) and what the compiler arranged around them. An inline site also has one "
+            "`__jump_table` entry with CONFIG_JUMP_LABEL. *Once per event*: the functions "
+            "`TRACE_EVENT()` generates in C (`__traceiter_`, `__probestub_`, "
+            "`trace_event_raw_event_`, `perf_trace_`, `trace_raw_output_`), which C and Rust "
+            "sites share, and what the kind of site adds once: for Rust "
+            "`rust_do_trace_<event>` (with the helper, also the C helper function; with the "
+            "count call, the count reader), for C in a file with many sites the out-of-line "
+            "copy of `trace_<event>()` when GCC made one. A loop with 16 sites shares its "
+            "growth among them. A driver with k sites of one event pays the once columns "
+            "plus k times the per-site total.", "",
+            *([f"![bytes against sites]({rel}/plots/size.png)", ""]
+              if (run / "plots" / "size.png").exists() else []),
+            "| arch | config | loop | sites | text per site (B) | `__jump_table` per site (B) | "
+            "per site in all (B) | once per event, C (B) | once, this kind of site adds (B) |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|", *out, ""]
 
 
 def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[str]:
@@ -370,7 +500,8 @@ def native_hz(context: dict) -> float | None:
 
 def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str, str],
            checks: dict[str, str], repo_root: Path, paths=None) -> str:
-    rel = run.relative_to(repo_root)
+    # A run outside the checkout (--data elsewhere) is linked by a relative path all the same.
+    rel = Path(os.path.relpath(run, repo_root))
     summary = stats.guest(everything)
     accel = sorted({c["accel"] for c in context["configs"].values()})
     units = sorted(set(summary.unit))
@@ -396,9 +527,10 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         *sources(everything, context),
         "## Inside the guest",
         "",
-        "\"net of baseline\" is the variant minus its language's loop without the site "
-        "(`c_base`/`rust_base`; the empty loop in older runs); \"site cost vs C\" is that "
-        "minus `c_trace`'s: the cost of the tracepoint site itself, compared with C's on the "
+        "\"net of baseline\" is the variant minus its loop without the site "
+        "(`c_base`/`rust_base`, `c_txn_base`/`rust_txn_base`; the empty loop in older runs); "
+        "\"site cost vs C\" is that minus the C site's of the same event (`c_trace`, "
+        "`c_txn`): the cost of the tracepoint site itself, compared with C's on the "
         "same architecture and config. The verdict calls a difference real only when its whole 95% interval "
         "lies beyond the noise threshold "
         f"({', '.join(f'{a}: {stats.NOISE.get(a, 0.5):g} {stats.UNITS.get(a)}' for a in accel)} "
@@ -418,6 +550,9 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
     lines += native_section(run, everything, context)
+    lines += arguments_section(run, summary, paths or {}, rel)
+    lines += density_section(summary, paths or {})
+    lines += size_section(run, summary, rel)
     lines += explained(paths or {}, summary)
     lines += ["## Generated code", ""]
     for tag in sorted(codegen, key=lambda t: (not t.startswith("x86_64"), t)):
@@ -433,6 +568,9 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "argument (the list is `bench-module/tpbench_variants.h`): "
         + ", ".join(f"`{v.name}` ({v.what})" for v in matrix.VARIANT_TABLE) + ".",
         "- States: " + ", ".join(f"`{s.name}` ({s.what})" for s in matrix.STATE_TABLE) + ".",
+        "- The kernels start from `tinyconfig` plus the fragments named under Provenance, so "
+        "they and the module are built with `CONFIG_CC_OPTIMIZE_FOR_SIZE` (`-Os`); a "
+        "distribution kernel uses `-O2`, where GCC may inline differently.",
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
         "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "

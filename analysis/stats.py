@@ -10,13 +10,16 @@ the Rust loops return before setting up the loop, a different path.
 import numpy as np
 import pandas as pd
 
+from runner import matrix
+
 GROUP = ["arch", "config", "accel", "variant", "state"]
 UNITS = {"tcg": "instructions", "kvm": "cycles"}
 # The unit of native samples without hardware counters (the runner records which).
 NATIVE_UNIT = "TSC ticks"
-# A site's cost is measured against the same loop without the site (`*_base`); runs made
-# before those variants existed fall back to the empty loops.
-BASE_OF = {"c": ("c_base", "c_empty"), "rust": ("rust_base", "rust_empty")}
+# A site's cost is measured against the same loop without the site (the list's baseline);
+# runs made before `c_base` and `rust_base` existed fall back to the empty loops.
+EARLIER_BASE = {"c_base": "c_empty", "rust_base": "rust_empty"}
+# The headline's C site, which the native stage also times twice.
 REFERENCE = "c_trace"
 # The native stage times the reference twice; the second copy's name. The spread of the
 # difference between the two (an A/A comparison) is that run's noise threshold.
@@ -38,10 +41,6 @@ def unit_of(accel: str, units: dict | None = None) -> str:
     return NATIVE_UNIT if is_native(accel) else UNITS.get(accel, "cycles")
 # Fits are rounded to this many decimals: below it is floating-point residue, not data.
 DECIMALS = 9
-
-
-def language(variant: str) -> str:
-    return variant.split("_", 1)[0]
 
 
 def slope(n: np.ndarray, cycles: np.ndarray) -> float:
@@ -182,12 +181,18 @@ def verdict(diff: float, lo: float, hi: float, noise: float, unit: str) -> str:
     return f"within noise (CI {lo:.2f}..{hi:.2f})"
 
 
+def baselines_of(variant: str) -> tuple[str, ...]:
+    """The loops `variant` may be measured against, the list's first: the same loop without
+    its site, or for runs that predate it the empty loop."""
+    v = matrix.BY_NAME.get(variant)
+    if v is None or v.baseline is None:
+        return ()
+    return (v.baseline,) + ((EARLIER_BASE[v.baseline],) if v.baseline in EARLIER_BASE else ())
+
+
 def baseline_of(variant: str, present) -> str | None:
-    """The loop `variant` is measured against: its language's loop without the site."""
-    for name in BASE_OF.get(language(variant), ()):
-        if name in present:
-            return name
-    return None
+    """The loop `variant` is measured against, of those in `present`."""
+    return next((name for name in baselines_of(variant) if name in present), None)
 
 
 def noise_threshold(draws: dict, group: tuple, accel: str) -> float:
@@ -240,7 +245,8 @@ def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -
         group = (arch, cfg, accel, state)
         mine = present.get(group, set())
         base_name = baseline_of(variant, mine)
-        c_base = baseline_of(REFERENCE, mine)
+        reference = matrix.reference_of(variant)
+        c_base = baseline_of(reference, mine) if reference else None
         row = dict.fromkeys(columns, np.nan)
         row["baseline"] = base_name or ""
         if key not in draws:
@@ -249,19 +255,19 @@ def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -
                               "one repetition: no interval, no verdict")
         elif variant == AA_TWIN:
             row["verdict"] = f"A/A twin of {REFERENCE}"
-        elif variant.endswith("_empty") or variant.endswith("_base"):
+        elif not baselines_of(variant):
             row["verdict"] = "baseline"
         elif base_name is None:
-            row["verdict"] = (f"no baseline loop in this run ({' or '.join(BASE_OF[language(variant)])}"
+            row["verdict"] = (f"no baseline loop in this run ({' or '.join(baselines_of(variant))}"
                               " with two repetitions): no site cost")
         else:
             base = (arch, cfg, accel, base_name, state)
             net_draws = np.round(draws[key] - draws[base], DECIMALS)
             row["net"] = round(r.per_call - out_value(out, base), DECIMALS)
             row["net_lo"], row["net_hi"] = interval(net_draws)
-            ref = (arch, cfg, accel, REFERENCE, state)
+            ref = (arch, cfg, accel, reference, state)
             if ref not in draws or c_base is None:
-                row["verdict"] = (f"no {REFERENCE} and its baseline in this run: "
+                row["verdict"] = (f"no {reference} and its baseline in this run: "
                                   "no comparison with C")
             else:
                 ref_base = (arch, cfg, accel, c_base, state)
@@ -269,7 +275,7 @@ def summarize(samples: pd.DataFrame, seed: int = 1, units: dict | None = None) -
                 diff_draws = np.round(net_draws - (draws[ref] - draws[ref_base]), DECIMALS)
                 row["diff_lo"], row["diff_hi"] = interval(diff_draws)
                 row["diff_c"] = round(row["net"] - ref_net, DECIMALS)
-                row["verdict"] = ("reference" if variant == REFERENCE else
+                row["verdict"] = ("reference" if variant == reference else
                                   verdict(row["diff_c"], row["diff_lo"], row["diff_hi"],
                                           noise[group], unit_of(accel, units)))
         for c in columns:

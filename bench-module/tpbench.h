@@ -11,11 +11,27 @@
 
 struct static_key;
 
+/*
+ * A driver's transaction, as the txn variants' sites read it: the site loads
+ * three fields through the pointer and passes the pointer itself.
+ */
+struct tpbench_txn {
+	u64 id;
+	u32 flags;
+	u32 code;
+	size_t size;
+};
+
+/* The transactions the txn loops walk, entry i % TPBENCH_TXNS at call i. */
+#define TPBENCH_TXNS	16
+extern const struct tpbench_txn tpbench_txns[TPBENCH_TXNS];
+
 void tpbench_trace_helper(unsigned long i);
 int tpbench_key_count(struct static_key *key);
 
 /* The loop functions, one per variant of tpbench_variants.h. */
-#define TPBENCH_VARIANT(name, language, fires, what) void tpbench_##name(unsigned long n);
+#define TPBENCH_VARIANT(name, language, event, sites, baseline, what) \
+	void tpbench_##name(unsigned long n);
 #define TPBENCH_STATE(name, what)
 #include "tpbench_variants.h"
 #undef TPBENCH_VARIANT

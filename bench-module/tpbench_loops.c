@@ -43,3 +43,31 @@ noinline void tpbench_c_trace(unsigned long n)
 	for (i = 0; i < n; i++)
 		trace_tpbench_hit(i);
 }
+
+/*
+ * The driver-like loop without its site: the transaction's address goes to
+ * an empty asm, as a driver that has just used it holds it in a register.
+ */
+noinline void tpbench_c_txn_base(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		const struct tpbench_txn *t = &tpbench_txns[i % TPBENCH_TXNS];
+
+		asm volatile("" : : "r" (t));
+	}
+}
+
+/* c_txn_base plus a site whose arguments are read through the pointer. */
+noinline void tpbench_c_txn(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		const struct tpbench_txn *t = &tpbench_txns[i % TPBENCH_TXNS];
+
+		asm volatile("" : : "r" (t));
+		trace_tpbench_txn(t, t->id, t->flags, t->size);
+	}
+}

@@ -135,10 +135,28 @@ static u64 tpbench_now(void)
 #define TPBENCH_MAX_N		1000000UL
 #define TPBENCH_MAX_REPS	1000
 
+/* The event a variant fires when it is on (tpbench_variants.h spells them). */
+enum tpbench_event {
+	TPBENCH_EVENT_none,
+	TPBENCH_EVENT_hit,
+	TPBENCH_EVENT_txn,
+};
+
 struct tpbench_variant {
 	const char *name;
 	void (*loop)(unsigned long n);
-	bool fires;		/* calls the tracepoint when it is on */
+	enum tpbench_event event;
+	unsigned int sites;	/* sites of the event per iteration */
+};
+
+/* Transaction k: every field differs from every other transaction's. */
+#define TPBENCH_TXN(k)	{ .id = 1000 + (k), .flags = 1U << (k), .code = (k), .size = 64 * (k) }
+
+const struct tpbench_txn tpbench_txns[TPBENCH_TXNS] = {
+	TPBENCH_TXN(0), TPBENCH_TXN(1), TPBENCH_TXN(2), TPBENCH_TXN(3),
+	TPBENCH_TXN(4), TPBENCH_TXN(5), TPBENCH_TXN(6), TPBENCH_TXN(7),
+	TPBENCH_TXN(8), TPBENCH_TXN(9), TPBENCH_TXN(10), TPBENCH_TXN(11),
+	TPBENCH_TXN(12), TPBENCH_TXN(13), TPBENCH_TXN(14), TPBENCH_TXN(15),
 };
 
 /* Both tables expand tpbench_variants.h, the list the runner and analysis read. */
@@ -150,8 +168,8 @@ struct tpbench_variant {
 #define TPBENCH_IN_RUST(...)
 #endif
 
-#define TPBENCH_VARIANT(name, language, fires, what) \
-	TPBENCH_IN_##language({ #name, tpbench_##name, fires },)
+#define TPBENCH_VARIANT(name, language, event, sites, baseline, what) \
+	TPBENCH_IN_##language({ #name, tpbench_##name, TPBENCH_EVENT_##event, sites },)
 #define TPBENCH_STATE(name, what)
 static const struct tpbench_variant tpbench_variants[] = {
 #include "tpbench_variants.h"
@@ -159,7 +177,7 @@ static const struct tpbench_variant tpbench_variants[] = {
 #undef TPBENCH_VARIANT
 #undef TPBENCH_STATE
 
-#define TPBENCH_VARIANT(name, language, fires, what)
+#define TPBENCH_VARIANT(name, language, event, sites, baseline, what)
 #define TPBENCH_STATE(name, what) #name,
 static const char * const tpbench_states[] = {
 #include "tpbench_variants.h"
@@ -244,8 +262,12 @@ static __printf(2, 3) void emit(size_t limit, const char *fmt, ...)
 	emit(results_size - TPBENCH_RESULTS_TAIL, fmt, ##__VA_ARGS__)
 #define out_tail(fmt, ...) emit(results_size, fmt, ##__VA_ARGS__)
 
-/* What the probe saw; only touched with the probe attached. */
-static unsigned long probe_hits, probe_sum, probe_last;
+/*
+ * What the probes saw; only touched with the probes attached. A hit adds its
+ * index, a transaction its id; a transaction whose arguments are not its own
+ * fields counts as bad.
+ */
+static unsigned long probe_hits, probe_sum, probe_last, probe_bad;
 
 static void tpbench_probe(void *data, unsigned long i)
 {
@@ -254,11 +276,36 @@ static void tpbench_probe(void *data, unsigned long i)
 	probe_last = i;
 }
 
+static void tpbench_txn_probe(void *data, const struct tpbench_txn *t, u64 id, u32 flags,
+			      size_t size)
+{
+	probe_hits++;
+	probe_sum += id;
+	probe_last = t - tpbench_txns;
+	probe_bad += t->id != id || t->flags != flags || t->size != size;
+}
+
 static void probe_reset(void)
 {
 	probe_hits = 0;
 	probe_sum = 0;
 	probe_last = 0;
+	probe_bad = 0;
+}
+
+/* The sum and last value the probes must see after n calls of variant v's loop. */
+static void probe_want(const struct tpbench_variant *v, unsigned long n, unsigned long *sum,
+		       unsigned long *last)
+{
+	unsigned long i;
+
+	*sum = 0;
+	*last = 0;
+	for (i = 0; i < n && v->event != TPBENCH_EVENT_none; i++) {
+		*last = v->event == TPBENCH_EVENT_hit ? i : i % TPBENCH_TXNS;
+		*sum += v->sites * (v->event == TPBENCH_EVENT_hit ? i :
+				    tpbench_txns[i % TPBENCH_TXNS].id);
+	}
 }
 
 /* Parses a comma list of names into a bitmap over `names`; -EINVAL names the bad one. */
@@ -368,16 +415,31 @@ static void report(bool ok, const char *name)
 	all_ok &= ok;
 }
 
-/* Attaches the probe; on failure, says why and fails the test `name`. */
-static bool attach_probe(const char *name)
+/* Attaches a probe to each event; on failure, says why and fails the test `name`. */
+static bool attach_probes(const char *name)
 {
 	int ret = register_trace_tpbench_hit(tpbench_probe, NULL);
 
 	if (ret) {
 		out("# register_trace_tpbench_hit: %d\n", ret);
 		report(false, name);
+		return false;
+	}
+	ret = register_trace_tpbench_txn(tpbench_txn_probe, NULL);
+	if (ret) {
+		unregister_trace_tpbench_hit(tpbench_probe, NULL);
+		tracepoint_synchronize_unregister();
+		out("# register_trace_tpbench_txn: %d\n", ret);
+		report(false, name);
 	}
 	return !ret;
+}
+
+static void detach_probes(void)
+{
+	unregister_trace_tpbench_txn(tpbench_txn_probe, NULL);
+	unregister_trace_tpbench_hit(tpbench_probe, NULL);
+	tracepoint_synchronize_unregister();
 }
 
 /* Rust's static branch follows the key: off, on after enabling, off again. */
@@ -397,29 +459,29 @@ static void check_key_follows(void)
 	report(!ret && !before && during && !after, "rust_static_branch_follows_key");
 }
 
-/* With the probe attached, every firing variant delivers exactly n hits and the same args. */
+/* With the probes attached, every firing variant delivers exactly n hits and the same args. */
 static void check_hits(unsigned long n)
 {
-	unsigned long want_sum = n * (n - 1) / 2;
 	bool ok = true;
 	size_t k;
 
-	if (!attach_probe("probe_sees_every_call"))
+	if (!attach_probes("probe_sees_every_call"))
 		return;
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		const struct tpbench_variant *v = &tpbench_variants[k];
+		unsigned long want_sum, want_last;
 		bool good;
 
+		probe_want(v, n, &want_sum, &want_last);
 		probe_reset();
 		v->loop(n);
-		good = v->fires ? probe_hits == n && probe_sum == want_sum && probe_last == n - 1
-				: probe_hits == 0;
-		out("# hits variant=%s n=%lu hits=%lu sum=%lu last=%lu %s\n", v->name, n,
-		    probe_hits, probe_sum, probe_last, good ? "ok" : "WRONG");
+		good = probe_hits == v->sites * n && probe_sum == want_sum &&
+		       probe_last == want_last && !probe_bad;
+		out("# hits variant=%s n=%lu hits=%lu sum=%lu last=%lu bad=%lu %s\n", v->name,
+		    n, probe_hits, probe_sum, probe_last, probe_bad, good ? "ok" : "WRONG");
 		ok &= good;
 	}
-	unregister_trace_tpbench_hit(tpbench_probe, NULL);
-	tracepoint_synchronize_unregister();
+	detach_probes();
 	report(ok, "probe_sees_every_call");
 }
 
@@ -432,13 +494,15 @@ static void check_hits(unsigned long n)
 static void check_key_off_no_hits(unsigned long n)
 {
 	struct static_key *key = &__tracepoint_tpbench_hit.key;
+	struct static_key *txn_key = &__tracepoint_tpbench_txn.key;
 	unsigned long hits = 0;
 	bool ok = true;
 	size_t k;
 
-	if (!attach_probe("key_off_no_hits"))
+	if (!attach_probes("key_off_no_hits"))
 		return;
 	static_key_disable(key);
+	static_key_disable(txn_key);
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		probe_reset();
 		tpbench_variants[k].loop(n);
@@ -447,9 +511,9 @@ static void check_key_off_no_hits(unsigned long n)
 		hits += probe_hits;
 	}
 	static_key_enable(key);
-	unregister_trace_tpbench_hit(tpbench_probe, NULL);
-	tracepoint_synchronize_unregister();
-	ok = hits == 0 && !static_key_enabled(key);
+	static_key_enable(txn_key);
+	detach_probes();
+	ok = hits == 0 && !static_key_enabled(key) && !static_key_enabled(txn_key);
 	report(ok, "key_off_no_hits");
 }
 
@@ -474,7 +538,7 @@ static void time_state(size_t s)
 	size_t k;
 	int i;
 
-	if (enabled && !attach_probe("timing_enabled"))
+	if (enabled && !attach_probes("timing_enabled"))
 		return;
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		const struct tpbench_variant *v = &tpbench_variants[k];
@@ -489,10 +553,8 @@ static void time_state(size_t s)
 				sample(v->name, state, ns[i], rep, time_one(v->loop, ns[i]));
 		}
 	}
-	if (enabled) {
-		unregister_trace_tpbench_hit(tpbench_probe, NULL);
-		tracepoint_synchronize_unregister();
-	}
+	if (enabled)
+		detach_probes();
 	if (results_full)
 		out_tail("# results buffer full: samples after this point were dropped\n");
 	report(!results_full, enabled ? "timing_enabled" : "timing_disabled");

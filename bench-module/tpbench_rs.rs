@@ -15,8 +15,27 @@ mod trace {
         ///
         /// Always safe to call.
         pub(crate) unsafe fn tpbench_hit(i: c_ulong);
+
+        /// Fires `tpbench_txn`, whose arguments a driver reads from its transaction.
+        ///
+        /// # Safety
+        ///
+        /// Always safe to call: the event records `t` and does not dereference it.
+        pub(crate) unsafe fn tpbench_txn(t: *const super::Txn, id: u64, flags: u32, size: usize);
     }
 }
+
+/// `struct tpbench_txn` of tpbench.h: a driver's transaction.
+#[repr(C)]
+pub(crate) struct Txn {
+    id: u64,
+    flags: u32,
+    code: u32,
+    size: usize,
+}
+
+/// `TPBENCH_TXNS` of tpbench.h.
+const TXNS: usize = 16;
 
 // `struct tracepoint` points to a `struct module`, which bindgen leaves opaque; only the
 // address of the static and the key's count are used here. The tracepoint is `static mut`, as
@@ -30,6 +49,28 @@ extern "C" {
     /// What `declare_trace!` calls when the key is on (defined by tpbench_events.c).
     fn rust_do_trace_tpbench_hit(i: c_ulong);
     static mut __tracepoint_tpbench_hit: kernel::bindings::tracepoint;
+    /// The transactions the txn loops walk; C defines them `const`.
+    static tpbench_txns: [Txn; TXNS];
+}
+
+/// The transaction call `i` of a txn loop works on, as its C twin picks it.
+#[inline(always)]
+fn txn(i: c_ulong) -> &'static Txn {
+    // SAFETY: C defines the array `const` and never writes it, so a shared reference to it
+    // is valid for the life of the module.
+    let txns = unsafe { &*core::ptr::addr_of!(tpbench_txns) };
+    &txns[i as usize % TXNS]
+}
+
+/// Hands the transaction's address to an empty asm, as a driver that has just used it holds
+/// it in a register.
+#[inline(always)]
+fn hold(t: &Txn) {
+    // SAFETY: An empty asm statement with no memory access.
+    unsafe {
+        core::arch::asm!("/* {0} */", in(reg) t as *const Txn,
+                         options(nomem, nostack, preserves_flags))
+    };
 }
 
 /// The loop alone; the empty asm consumes the index in a register, without a store.
@@ -129,5 +170,54 @@ pub extern "C" fn tpbench_rust_key_is_on() -> bool {
             kernel::bindings::tracepoint,
             key
         )
+    }
+}
+
+/// The driver-like loop without its site: the twin of `tpbench_c_txn_base`.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_txn_base(n: c_ulong) {
+    for i in 0..n {
+        hold(txn(i));
+    }
+}
+
+/// `tpbench_rust_txn_base` plus a `declare_trace!` site whose arguments are read through the
+/// transaction, as `tpbench_c_txn` reads them.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_txn(n: c_ulong) {
+    for i in 0..n {
+        let t = txn(i);
+        hold(t);
+        // SAFETY: `tpbench_txn` has no safety requirements.
+        unsafe { trace::tpbench_txn(t, t.id, t.flags, t.size) };
+    }
+}
+
+/// Sixteen `declare_trace!` sites in a row: the twin of `tpbench_c_dense`.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_dense(n: c_ulong) {
+    for i in 0..n {
+        // SAFETY: `tpbench_hit` has no safety requirements (each of the 16 calls below).
+        unsafe {
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+            trace::tpbench_hit(i);
+        }
     }
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The trace event every tpbench variant fires: one unsigned long, the loop
- * index, as a driver's tracepoint would pass a value.
+ * The trace events of tpbench: tpbench_hit takes one unsigned long, the loop
+ * index; tpbench_txn takes what a driver's event takes, fields of a
+ * structure and the structure's address.
  */
 
 #undef TRACE_SYSTEM
@@ -27,6 +28,32 @@ TRACE_EVENT(tpbench_hit,
 	),
 
 	TP_printk("i=%lu", __entry->i)
+);
+
+struct tpbench_txn;
+
+TRACE_EVENT(tpbench_txn,
+
+	TP_PROTO(const struct tpbench_txn *t, u64 id, u32 flags, size_t size),
+
+	TP_ARGS(t, id, flags, size),
+
+	TP_STRUCT__entry(
+		__field(const void *, t)
+		__field(u64, id)
+		__field(u32, flags)
+		__field(size_t, size)
+	),
+
+	TP_fast_assign(
+		__entry->t = t;
+		__entry->id = id;
+		__entry->flags = flags;
+		__entry->size = size;
+	),
+
+	TP_printk("t=%p id=%llu flags=0x%x size=%zu", __entry->t, __entry->id,
+		  __entry->flags, __entry->size)
 );
 
 #endif /* _TPBENCH_TRACE_H */

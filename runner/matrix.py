@@ -15,9 +15,15 @@ class TableError(Exception):
 @dataclass(frozen=True)
 class Variant:
     name: str
-    language: str   # "C" or "RUST"
-    fires: bool     # calls the tracepoint when it is on
-    what: str       # one Markdown sentence for the report
+    language: str        # "C" or "RUST"
+    event: str | None    # the trace event it fires when on; None: a loop without a site
+    sites: int           # sites of the event one iteration runs
+    baseline: str | None  # the loop without the site; None for a baseline
+    what: str            # one Markdown sentence for the report
+
+    @property
+    def fires(self) -> bool:
+        return self.event is not None
 
 
 @dataclass(frozen=True)
@@ -30,13 +36,18 @@ _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 # An entry's arguments: string literals (which may hold parentheses) and anything but quotes
 # and parentheses.
 _ENTRY = re.compile(r'\b(TPBENCH_VARIANT|TPBENCH_STATE)\s*\(((?:"[^"\\]*"|[^()"])*)\)')
-_VARIANT = re.compile(r'\s*([a-z][a-z0-9_]*)\s*,\s*(C|RUST)\s*,\s*(true|false)\s*,\s*((?:"[^"\\]*"\s*)+)$')
+_NAME = r"\s*([a-z][a-z0-9_]*)\s*"
+_VARIANT = re.compile(rf'{_NAME},\s*(C|RUST)\s*,{_NAME},\s*(\d+)\s*,{_NAME},\s*((?:"[^"\\]*"\s*)+)$')
 _STATE = re.compile(r'\s*([a-z][a-z0-9_]*)\s*,\s*((?:"[^"\\]*"\s*)+)$')
 
 
 def _string(literals: str) -> str:
     """Adjacent C string literals, joined as the compiler joins them."""
     return "".join(re.findall(r'"([^"\\]*)"', literals))
+
+
+def _some(name: str) -> str | None:
+    return None if name == "none" else name
 
 
 def parse(text: str, origin: str = str(LIST)) -> tuple[tuple[Variant, ...], tuple[State, ...]]:
@@ -52,8 +63,9 @@ def parse(text: str, origin: str = str(LIST)) -> tuple[tuple[Variant, ...], tupl
             v = _VARIANT.match(args)
             if not v:
                 raise TableError(f"{origin}: TPBENCH_VARIANT({args.strip()[:60]}...) is not "
-                                 "(name, C|RUST, true|false, \"what\")")
-            variants.append(Variant(v[1], v[2], v[3] == "true", _string(v[4])))
+                                 "(name, C|RUST, event|none, sites, baseline|none, \"what\")")
+            variants.append(Variant(v[1], v[2], _some(v[3]), int(v[4]), _some(v[5]),
+                                    _string(v[6])))
         else:
             s = _STATE.match(args)
             if not s:
@@ -66,6 +78,14 @@ def parse(text: str, origin: str = str(LIST)) -> tuple[tuple[Variant, ...], tupl
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise TableError(f"{origin}: named more than once: {', '.join(twice)}")
+    known = {v.name: v for v in variants}
+    for v in variants:
+        if v.baseline is not None and (v.baseline not in known or known[v.baseline].fires):
+            raise TableError(f"{origin}: {v.name}'s baseline {v.baseline} is not a variant "
+                             "without a site")
+        if not (v.event is None) == (v.baseline is None) == (v.sites == 0):
+            raise TableError(f"{origin}: {v.name}: a variant with sites has an event and a "
+                             "baseline, one without has none")
     if not variants or not states:
         raise TableError(f"{origin}: needs at least one TPBENCH_VARIANT and one TPBENCH_STATE")
     return tuple(variants), tuple(states)
@@ -75,3 +95,13 @@ VARIANT_TABLE, STATE_TABLE = parse(LIST.read_text())
 VARIANTS = tuple(v.name for v in VARIANT_TABLE)
 STATES = tuple(s.name for s in STATE_TABLE)
 BY_NAME = {v.name: v for v in VARIANT_TABLE}
+
+
+def reference_of(variant: str) -> str | None:
+    """The C loop a loop with sites is compared with: the first C variant with as many
+    sites of the same event."""
+    me = BY_NAME.get(variant)
+    if me is None or me.event is None:
+        return None
+    return next((v.name for v in VARIANT_TABLE if v.language == "C" and v.event == me.event
+                 and v.sites == me.sites), None)

@@ -156,12 +156,14 @@ def debian_root(root: cfg.DebianRoot) -> Path:
 ENTER_ROOT = cfg.REPO / "runner" / "enter-root.sh"
 
 
-def in_root(arch: cfg.ArchParams, cmd) -> list[str]:
-    """`cmd` as it runs for `arch`: unchanged on the host, else inside the arch's root."""
+def in_root(arch: cfg.ArchParams, cmd, share=()) -> list[str]:
+    """`cmd` as it runs for `arch`: unchanged on the host, else inside the arch's root, which
+    sees the checkout, the cache, the temporary directory and the directories `share`."""
     cmd = [str(c) for c in cmd]
     if arch.root is None:
         return cmd
-    shared = sorted({str(cfg.REPO), str(cfg.cache_root().resolve()), tempfile.gettempdir()})
+    shared = sorted({str(cfg.REPO), str(cfg.cache_root().resolve()), tempfile.gettempdir(),
+                     *(str(Path(d).resolve()) for d in share)})
     return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", str(ENTER_ROOT),
             str(debian_root(arch.root)), *shared, "--", *cmd]
 
@@ -454,7 +456,8 @@ def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, a
     else:
         raise ValueError(f"accelerator must be kvm or tcg here, not {accel!r}")
     results_args = [a.replace("{path}", str(results)) for a in arch.results_args]
-    return in_root(arch, [arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
+    # The results file may be outside the checkout (bench --data elsewhere).
+    return in_root(arch, share=[results.parent], cmd=[arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
             "-no-reboot", "-display", "none", "-monitor", "none",
             "-serial", "stdio", *results_args,
             "-kernel", str(image), "-initrd", str(initrd),

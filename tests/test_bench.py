@@ -30,8 +30,8 @@ def test_a_matrix_an_architecture_cannot_run_is_refused_before_anything_runs(
 
 def test_an_architecture_without_rust_runs_the_c_variants():
     params = bench.BenchParams().for_arch(cfg.ARCHS["arm"])
-    assert params.variants == ("c_empty", "c_base", "c_trace")
-    assert "variants=c_empty,c_base,c_trace" in params.module_args()
+    assert params.variants == ("c_empty", "c_base", "c_trace", "c_txn_base", "c_txn", "c_dense")
+    assert "variants=c_empty,c_base,c_trace,c_txn_base,c_txn,c_dense" in params.module_args()
     assert bench.BenchParams().for_arch(cfg.ARCHS["x86_64"]).variants == bench.VARIANTS
 
 
@@ -90,6 +90,10 @@ def test_clean_ktap():
     assert "key off, probe attached: variant=rust_trace n=1000 hits=0 ok" in k.diagnostics
     assert {s["variant"] for s in k.samples} == set(bench.VARIANTS)
     assert "key before=0 during=1 after=0 register=0" in k.diagnostics
+    # The txn probe checks each call's arguments against its transaction's fields; 1000
+    # calls walk the 16 transactions (ids 1000..1015) 62.5 times.
+    assert "hits variant=rust_txn n=1000 hits=1000 sum=1007468 last=7 bad=0 ok" in k.diagnostics
+    assert "hits variant=c_dense n=1000 hits=16000 sum=7992000 last=999 bad=0 ok" in k.diagnostics
 
 
 def test_truncated_ktap_counts_missing_tests_as_crashed():
@@ -313,6 +317,139 @@ EXPECTED = {
         "rust_count_call": 59,
     },
 }
+
+# Sites as drivers write them. The txn loops walk 16 transactions (t = &txns[i % 16]) and
+# hand t to an empty asm; c_txn/rust_txn add tpbench_txn(t, t->id, t->flags, t->size). LLVM
+# (Rust, and C on riscv64) loads the three fields before the site, as does GCC on x86_64;
+# GCC on arm64, arm and loongarch64 keeps them in the enabled block. The dense loops run 16 tpbench_hit
+# sites per iteration: Rust's stay inline (one NOP each); GCC at -Os stops inlining
+# trace_tpbench_hit() in a file that calls it 16 times and calls an out-of-line copy, whose
+# NOP is the site (clang on riscv64 inlines all 16). Enabled: a probe per site and event.
+EXPECTED_DRIVER = {
+    ("x86_64", "jump_label", "disabled"): {
+        "c_txn_base": 8,       # cmp; je; mov; and; imul; add (t); inc; jmp
+        "rust_txn_base": 7,    # lea; and; lea; lea (t); mov; cmp; jne
+        "c_txn": 13,           # c_txn_base with lea (t) for add; mov x3 (fields); NOP; jmp
+        "rust_txn": 12,        # mov; and; shl; lea; add (t); mov x3 (fields); NOP; inc; cmp; jne
+        "c_dense": 84,         # cmp; je; inc; jmp and 16 x [mov; call; [mov; NOP; ret]]
+        "rust_dense": 19,      # 16 NOPs; inc; cmp; jne
+    },
+    ("x86_64", "jump_label", "enabled"): {
+        "c_txn_base": 8, "rust_txn_base": 7,
+        "c_txn": 39,           # 9 to the site; jmp (site); __DO_TRACE 8 (the arguments are
+                               # already in their registers); probe 19; inc; jmp
+        "rust_txn": 48,        # 8 to the site; jmp (site); call; [endbr64; __DO_TRACE 8 and
+                               # 5 moves of the arguments; ret]; probe 19; jmp back; inc; cmp; jne
+        "c_dense": 292, "rust_dense": 323,
+    },
+    ("x86_64", "no_jump_label", "disabled"): {
+        "c_txn_base": 8, "rust_txn_base": 7,
+        "c_txn": 14,           # the jump-label loop with mov; test; jle (count) for NOP; jmp
+        "rust_txn": 14,        # the jump-label loop with mov; test; jle (count) for the NOP
+        "c_dense": 116,        # 4 and 16 x [mov; call; [mov (count); mov; test; jle; ret]]
+        "rust_dense": 51,      # 16 x [mov (count); test; jle]; inc; cmp; jne
+    },
+    ("x86_64", "no_jump_label", "enabled"): {
+        "c_txn_base": 8, "rust_txn_base": 7, "c_txn": 41, "rust_txn": 49,
+        "c_dense": 324, "rust_dense": 339,
+    },
+    ("arm64", "jump_label", "disabled"): {
+        "c_txn_base": 6,       # cmp; b.ne; and; madd (t); add; b
+        "rust_txn_base": 5,    # and; add; cmp; umaddl (t); b.ne
+        "c_txn": 9,            # cmp; b.ne; and; mov; madd (t); NOP (site); b; add; b: no loads
+        "rust_txn": 9,         # and; umaddl (t); ldr x3 (fields); NOP (site); add; cmp; b.ne
+        "c_dense": 68,         # cmp; b.ne; add; b and 16 x [mov; bl; [NOP; ret]]
+        "rust_dense": 19,      # 16 NOPs; add; cmp; b.ne
+    },
+    ("arm64", "jump_label", "enabled"): {
+        "c_txn_base": 6, "rust_txn_base": 5, "c_txn": 80, "rust_txn": 93,
+        "c_dense": 740, "rust_dense": 787,
+    },
+    ("arm64", "no_jump_label", "disabled"): {
+        "c_txn_base": 6, "rust_txn_base": 5,
+        "c_txn": 10,           # cmp; b.ne; and; mul; add (t); ldr (count); cmp; b.le; add; b
+        "rust_txn": 11,        # and; umaddl (t); ldr x3 (fields); ldr (count); cmp; b.lt; add;
+                               # cmp; b.ne
+        "c_dense": 148,        # 4 and 16 x [mov; bl; [mov; adrp; add; ldr (count); cmp; b.le;
+                               # ret]]
+        "rust_dense": 51,      # 16 x [ldr (count); cmp; b.lt]; add; cmp; b.ne
+    },
+    ("arm64", "no_jump_label", "enabled"): {
+        "c_txn_base": 6, "rust_txn_base": 5, "c_txn": 81, "rust_txn": 88,
+        "c_dense": 804, "rust_dense": 771,
+    },
+    ("arm", "jump_label", "disabled"): {
+        "c_txn_base": 6,       # cmp; bxeq; and; mla (t); add; b
+        "c_txn": 8,            # cmp; bne; and; mla (t); NOP (site); b; add; b: no loads
+        "c_dense": 68,         # cmp; popeq; add; b and 16 x [mov; bl; [NOP; bx lr]]
+    },
+    ("arm", "jump_label", "enabled"): {"c_txn_base": 6, "c_txn": 69, "c_dense": 516},
+    ("arm", "no_jump_label", "disabled"): {
+        "c_txn_base": 6,
+        "c_txn": 10,           # cmp; bne; and; mul; add (t); ldr (count); cmp; ble; add; b
+        "c_dense": 100,        # cmp; popeq; add; b and 16 x [mov; bl; [ldr (the key's address,
+                               # a literal word); ldr (count); cmp; bxle lr]]
+    },
+    ("arm", "no_jump_label", "enabled"): {"c_txn_base": 6, "c_txn": 69, "c_dense": 564},
+    # riscv64 (clang 14 for C): both languages load the fields; clang inlines all 16 sites,
+    # and a c.nop aligns the first 4-byte site NOP (riscv's asm aligns each site to 4 bytes).
+    ("riscv64", "jump_label", "disabled"): {
+        "c_txn_base": 5,       # and; mul; add (t); add; bne
+        "rust_txn_base": 8,    # add; and; sll; sll; add (t); add; mv; bne
+        "c_txn": 9,            # and; mul; add (t); ld; lw; ld (fields); NOP (site); add; bne
+        "rust_txn": 11,        # and; sll; sll; add; add (t); ld; lw; ld (fields); NOP; add; bne
+        "c_dense": 19,         # c.nop (alignment); 16 NOPs; add; bne
+        "rust_dense": 18,      # 16 NOPs; add; bne
+    },
+    ("riscv64", "jump_label", "enabled"): {
+        "c_txn_base": 5, "rust_txn_base": 8, "c_txn": 90, "rust_txn": 99,
+        "c_dense": 803, "rust_dense": 866,
+    },
+    # Without jump labels clang sinks the C site's loads below the test of the count (a
+    # plain load and branch, not an asm goto); LLVM does not for Rust's site.
+    ("riscv64", "no_jump_label", "disabled"): {
+        "c_txn_base": 5, "rust_txn_base": 8,
+        "c_txn": 7,            # and; mul; add (t); lw (count); blez; add; bne: no field loads
+        "rust_txn": 12,        # and; sll; sll; add; add (t); ld; lw; ld (fields); lw (count);
+                               # blez; add; bne
+        "c_dense": 34,         # 16 x [lw (count); blez]; add; bne
+        "rust_dense": 34,      # the same
+    },
+    ("riscv64", "no_jump_label", "enabled"): {
+        "c_txn_base": 5, "rust_txn_base": 8, "c_txn": 90, "rust_txn": 92,
+        "c_dense": 802, "rust_dense": 802,
+    },
+    # loongarch64 (GCC 14 for C): GCC keeps the loads in the enabled block, LLVM does not;
+    # GCC calls an out-of-line copy at the dense sites, as on x86_64, arm64 and arm.
+    ("loongarch64", "jump_label", "disabled"): {
+        "c_txn_base": 6,       # bne; andi; alsl.d; alsl.d (t); addi.d; b
+        "rust_txn_base": 7,    # addi.d; andi; slli.d; alsl.d; add.d (t); move; bne
+        "c_txn": 8,            # bne; andi; alsl.d; alsl.d (t); NOP (site); b; addi.d; b
+        "rust_txn": 10,        # andi; slli.d; alsl.d; add.d (t); ldx.d; ld.w; ld.d (fields);
+                               # NOP (site); addi.d; bne
+        "c_dense": 67,         # bne; addi.d; b and 16 x [move; bl; [NOP; ret]]
+        "rust_dense": 18,      # 16 NOPs; addi.d; bne
+    },
+    ("loongarch64", "jump_label", "enabled"): {
+        "c_txn_base": 6, "rust_txn_base": 7, "c_txn": 86, "rust_txn": 96,
+        "c_dense": 835, "rust_dense": 850,
+    },
+    ("loongarch64", "no_jump_label", "disabled"): {
+        "c_txn_base": 6, "rust_txn_base": 7,
+        "c_txn": 9,            # bne; andi; alsl.d; alsl.d (t); ldptr.w (count); slli.w; blez;
+                               # addi.d; b
+        "rust_txn": 11,        # rust_txn's loads, then ld.w (count); blez for the NOP
+        "c_dense": 131,        # 3 and 16 x [move; bl; [pcalau12i; ld.d (GOT: the key's
+                               # address); ldptr.w (count); slli.w; blez; ret]]
+        "rust_dense": 34,      # 16 x [ld.w (count); blez]; addi.d; bne
+    },
+    ("loongarch64", "no_jump_label", "enabled"): {
+        "c_txn_base": 6, "rust_txn_base": 7, "c_txn": 89, "rust_txn": 96,
+        "c_dense": 899, "rust_dense": 850,
+    },
+}
+for _key, _costs in EXPECTED_DRIVER.items():
+    EXPECTED[_key].update(_costs)
 
 
 def variants_of(arch):

@@ -140,15 +140,15 @@ RISCV_PATHS = {
     "jump_label": {
         "c_trace": "nop (NOP site); add; bne (taken)",
         "rust_trace": "nop (NOP site); add; bne (taken)",
-        "rust_load": "lw; blez (taken); add; bne (taken)",
-        "rust_count_call": "mv; auipc; jalr tpbench_key_count; lw; ret; blez (taken); add; "
+        "rust_load": "lw (load); blez (taken); add; bne (taken)",
+        "rust_count_call": "mv; auipc; jalr tpbench_key_count; lw (load); ret; blez (taken); add; "
                            "bne (taken)",
     },
     "no_jump_label": {
-        "c_trace": "lw; blez (taken); add; bne (taken)",
-        "rust_trace": "lw; blez (taken); add; bne (taken)",
-        "rust_helper": "add; auipc; jalr tpbench_trace_helper; add; sd; sd; sd; auipc; mv; lw; "
-                       "blez (taken); ld; ld; ld; add; ret; mv; bne (taken)",
+        "c_trace": "lw (load); blez (taken); add; bne (taken)",
+        "rust_trace": "lw (load); blez (taken); add; bne (taken)",
+        "rust_helper": "add; auipc; jalr tpbench_trace_helper; add; sd; sd; sd; auipc; mv; lw (load); "
+                       "blez (taken); ld (load); ld (load); ld (load); add; ret; mv; bne (taken)",
     },
 }
 
@@ -187,7 +187,7 @@ ARM_PATHS = {
     },
     # The key's address comes from a literal word (`ldr r6, [pc, #40]`) with its relocation.
     "no_jump_label": {
-        "c_trace": "cmp; popeq; ldr; cmp; ble (taken); add; b (taken)",
+        "c_trace": "cmp; popeq; ldr (load); cmp; ble (taken); add; b (taken)",
     },
 }
 
@@ -214,15 +214,15 @@ LOONGARCH_PATHS = {
         "c_trace": "bne (taken); nop (NOP site); b (taken); addi.d; b (taken)",
         "rust_trace": "nop (NOP site); addi.d; bne (taken)",
         "rust_helper": "addi.d; bl tpbench_trace_helper; nop (NOP site); ret; move; bne (taken)",
-        "rust_load": "ld.w; blez (taken); addi.d; bne (taken)",
-        "rust_count_call": "move; bl tpbench_key_count; ldptr.w; slli.w; ret; blez (taken); "
+        "rust_load": "ld.w (load); blez (taken); addi.d; bne (taken)",
+        "rust_count_call": "move; bl tpbench_key_count; ldptr.w (load); slli.w; ret; blez (taken); "
                            "addi.d; bne (taken)",
     },
     # `slli.w rd, rj, 0` sign-extends the count and keeps it 0.
     "no_jump_label": {
-        "c_trace": "bne (taken); ldptr.w; slli.w; blez (taken); addi.d; b (taken)",
-        "rust_trace": "ld.w; blez (taken); addi.d; bne (taken)",
-        "rust_helper": "addi.d; bl tpbench_trace_helper; pcalau12i; addi.d; ldptr.w; slli.w; "
+        "c_trace": "bne (taken); ldptr.w (load); slli.w; blez (taken); addi.d; b (taken)",
+        "rust_trace": "ld.w (load); blez (taken); addi.d; bne (taken)",
+        "rust_helper": "addi.d; bl tpbench_trace_helper; pcalau12i; addi.d; ldptr.w (load); slli.w; "
                        "blez (taken); ret; move; bne (taken)",
     },
 }
@@ -246,3 +246,24 @@ def test_loongarch64_disabled_paths(config):
     got = next(i for i in load.insns if i.reloc_type == "R_LARCH_GOT_PC_LO12")
     assert codegen.got_load(got) and got.mnemonic == "ld.d"
     assert codegen.is_call("jirl") and codegen.is_return("ret")
+
+
+def test_arm_zero_literal_words_and_conditional_returns():
+    """objdump prints a run of zero literal words as "..." with their relocations alone; the
+    parser gives each relocation its word, so the key's address is known. A conditional
+    return (`bxle lr`) is decided by the test of the key, as a branch is."""
+    text = """
+00000144 <tpbench_x>:
+ 1a0:\teaffffed \tb\t15c <tpbench_x+0x18>
+\t...
+\t\t\t1a4: R_ARM_ABS32\ttpbench_txns
+\t\t\t1a8: R_ARM_ABS32\t__tracepoint_tpbench_txn
+"""
+    (f,) = codegen.parse_objdump(text).values()
+    assert [(i.addr, i.mnemonic, i.reloc) for i in f.insns] == [
+        (0x1a0, "b", None), (0x1a4, ".word", "tpbench_txns"),
+        (0x1a8, ".word", "__tracepoint_tpbench_txn")]
+    assert codegen.arm_conditional_return("bxle", "lr") == "le"
+    assert codegen.arm_conditional_return("popeq", "{r4, pc}") == "eq"
+    assert codegen.arm_conditional_return("bx", "lr") is None
+    assert codegen.arm_conditional_return("bxle", "r3") is None

@@ -13,34 +13,47 @@ MAIN_C = matrix.LIST.parent / "tpbench_main.c"
 
 def test_the_list_in_its_order():
     assert matrix.VARIANTS == ("c_empty", "rust_empty", "c_base", "rust_base", "c_trace",
-                               "rust_trace", "rust_helper", "rust_load", "rust_count_call")
+                               "rust_trace", "rust_helper", "rust_load", "rust_count_call",
+                               "c_txn_base", "rust_txn_base", "c_txn", "rust_txn", "c_dense",
+                               "rust_dense")
     assert matrix.STATES == ("disabled", "enabled")
     assert [v.name for v in matrix.VARIANT_TABLE if v.language == "C"] == [
-        "c_empty", "c_base", "c_trace"]
-    assert [v.name for v in matrix.VARIANT_TABLE if v.fires] == [
-        "c_trace", "rust_trace", "rust_helper", "rust_load", "rust_count_call"]
+        "c_empty", "c_base", "c_trace", "c_txn_base", "c_txn", "c_dense"]
+    assert {v.name: (v.event, v.sites, v.baseline) for v in matrix.VARIANT_TABLE if v.fires} == {
+        "c_trace": ("hit", 1, "c_base"), "rust_trace": ("hit", 1, "rust_base"),
+        "rust_helper": ("hit", 1, "rust_base"), "rust_load": ("hit", 1, "rust_base"),
+        "rust_count_call": ("hit", 1, "rust_base"), "c_txn": ("txn", 1, "c_txn_base"),
+        "rust_txn": ("txn", 1, "rust_txn_base"), "c_dense": ("hit", 16, "c_base"),
+        "rust_dense": ("hit", 16, "rust_base")}
+    assert [matrix.reference_of(v) for v in ("rust_helper", "rust_txn", "rust_dense",
+                                             "c_base")] == ["c_trace", "c_txn", "c_dense", None]
     assert all(v.what and s.what for v in matrix.VARIANT_TABLE for s in matrix.STATE_TABLE)
 
 
 def test_entries_span_lines_and_comments_and_join_literals():
     variants, states = matrix.parse('''/* a list */
-        TPBENCH_VARIANT(c_x, C, true,
+        TPBENCH_VARIANT(c_x, C, hit, 2, c_b,
                         "one, (two) " /* why */ "three")
-        TPBENCH_VARIANT(rust_x, RUST, false, "four")
+        TPBENCH_VARIANT(c_b, C, none, 0, none, "four")
         TPBENCH_STATE(off, "five")''', "t.h")
-    assert variants == (matrix.Variant("c_x", "C", True, "one, (two) three"),
-                        matrix.Variant("rust_x", "RUST", False, "four"))
+    assert variants == (matrix.Variant("c_x", "C", "hit", 2, "c_b", "one, (two) three"),
+                        matrix.Variant("c_b", "C", None, 0, None, "four"))
     assert states == (matrix.State("off", "five"),)
 
 
 @pytest.mark.parametrize("text, message", [
-    ('TPBENCH_VARIANT(c_x, GO, true, "a") TPBENCH_STATE(off, "b")',
-     r't\.h: TPBENCH_VARIANT\(c_x, GO, true, "a"...\) is not \(name, C\|RUST'),
-    ('TPBENCH_VARIANT(c_x, C, true, "a") TPBENCH_STATE(c_x, "b")',
+    ('TPBENCH_VARIANT(c_x, GO, none, 0, none, "a") TPBENCH_STATE(off, "b")',
+     r't\.h: TPBENCH_VARIANT\(c_x, GO, none, 0, none, "a"...\) is not \(name, C\|RUST'),
+    ('TPBENCH_VARIANT(c_x, C, none, 0, none, "a") TPBENCH_STATE(c_x, "b")',
      r"t\.h: named more than once: c_x"),
-    ('TPBENCH_VARIANT(c_x, C, true, "a") stray TPBENCH_STATE(off, "b")',
+    ('TPBENCH_VARIANT(c_x, C, none, 0, none, "a") stray TPBENCH_STATE(off, "b")',
      r"t\.h: not an entry: 'stray'"),
-    ('TPBENCH_VARIANT(c_x, C, true, "a")', r"t\.h: needs at least one TPBENCH_VARIANT and one"),
+    ('TPBENCH_VARIANT(c_x, C, hit, 1, c_y, "a") TPBENCH_STATE(off, "b")',
+     r"t\.h: c_x's baseline c_y is not a variant without a site"),
+    ('TPBENCH_VARIANT(c_x, C, hit, 0, none, "a") TPBENCH_STATE(off, "b")',
+     r"t\.h: c_x: a variant with sites has an event and a baseline, one without has none"),
+    ('TPBENCH_VARIANT(c_x, C, none, 0, none, "a")',
+     r"t\.h: needs at least one TPBENCH_VARIANT and one"),
     ('TPBENCH_STATE(off)', r"t\.h: TPBENCH_STATE\(off...\) is not \(name, \"what\"\)"),
 ])
 def test_a_damaged_list_is_refused_naming_the_file(text, message):
@@ -56,7 +69,8 @@ def tables_of_main_c(rust: bool) -> tuple[list, list]:
     out = subprocess.run(
         ["cpp", "-P", f"-I{matrix.LIST.parent}"] + (["-DCONFIG_RUST"] if rust else []),
         input=text[start:end], capture_output=True, text=True, check=True).stdout
-    variants = re.findall(r'\{\s*"(\w+)",\s*tpbench_(\w+),\s*(true|false)\s*\}', out)
+    variants = re.findall(r'\{\s*"(\w+)",\s*tpbench_(\w+),\s*TPBENCH_EVENT_(\w+),\s*(\d+)\s*\}',
+                          out)
     states = re.findall(r'"(\w+)",', out.split("tpbench_states")[1])
     return variants, states
 
@@ -64,7 +78,7 @@ def tables_of_main_c(rust: bool) -> tuple[list, list]:
 @pytest.mark.parametrize("rust", [True, False], ids=["CONFIG_RUST", "no Rust (arm)"])
 def test_the_module_tables_expand_the_same_list(rust):
     variants, states = tables_of_main_c(rust)
-    expected = [(v.name, v.name, "true" if v.fires else "false")
+    expected = [(v.name, v.name, v.event or "none", str(v.sites))
                 for v in matrix.VARIANT_TABLE if rust or v.language == "C"]
     assert variants == expected
     assert states == list(matrix.STATES)
