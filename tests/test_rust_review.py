@@ -130,7 +130,7 @@ def test_a_tp_proto_mismatch_is_not_caught(kernels, tmp_path, name):
     error will fail this test, which is then to be turned around."""
     from runner import config as cfg
     src = cfg.REPO / "bench-module"
-    for f in ("tpbench_trace.h", "tpbench_events.c", "tpbench.h"):
+    for f in ("tpbench_trace.h", "tpbench_events.c", "tpbench.h", "tpbench_variants.h"):
         shutil.copy(src / f, tmp_path / f)
     (tmp_path / "mismatch_main.rs").write_text(MISMATCH)
     (tmp_path / "Kbuild").write_text("ccflags-y += -I$(src)\nobj-m := mismatch.o\n"
