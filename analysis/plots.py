@@ -32,7 +32,7 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
         mine = stats.rows(samples, arch=arch, config=config)
         meta["panels"].append((arch, config, part.accel.iloc[0], part.unit.iloc[0]))
         with open(outdir / f"percall-{tag}.dat", "w") as f:
-            f.write("# index variant disabled lo hi enabled lo hi\n")
+            f.write("# index variant " + " ".join(f"{s} lo hi" for s in matrix.STATES) + "\n")
             for i, v in enumerate(variants):
                 cells = [str(i), v]
                 for state in matrix.STATES:
@@ -84,7 +84,7 @@ def script(meta: dict, term: str, ext: str) -> str:
             f'"" using ($1+0.18):6 with boxes title "tracepoint enabled", '
             f'"" using ($1+0.18):6:7:8 with yerrorbars lc rgb "black" pt 0 notitle',
         ]
-        for state in matrix.STATES:
+        for state in [s for s in matrix.STATES if meta["boxes"].get(f"{tag}-{s}")]:
             boxes = " ".join(map(str, meta["boxes"][f"{tag}-{state}"]))
             lines += [
                 f'set output "scaling-{tag}-{state}.{ext}"',

@@ -18,6 +18,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
+#include <linux/trace_events.h>
 #include <linux/vmalloc.h>
 
 #ifdef CONFIG_X86
@@ -534,12 +535,18 @@ static void time_state(size_t s)
 {
 	const char *state = tpbench_states[s];
 	bool enabled = !strcmp(state, "enabled");
+	bool recording = !strcmp(state, "recording");
 	unsigned int rep;
 	size_t k;
 	int i;
 
 	if (enabled && !attach_probes("timing_enabled"))
 		return;
+	/* What writing 1 to tracefs' events/tpbench/enable does. */
+	if (recording && trace_set_clr_event("tpbench", NULL, 1)) {
+		report(false, "timing_recording");
+		return;
+	}
 	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
 		const struct tpbench_variant *v = &tpbench_variants[k];
 
@@ -555,9 +562,16 @@ static void time_state(size_t s)
 	}
 	if (enabled)
 		detach_probes();
+	if (recording)
+		trace_set_clr_event("tpbench", NULL, 0);
 	if (results_full)
 		out_tail("# results buffer full: samples after this point were dropped\n");
-	report(!results_full, enabled ? "timing_enabled" : "timing_disabled");
+	{
+		char name[32];
+
+		snprintf(name, sizeof(name), "timing_%s", state);
+		report(!results_full, name);
+	}
 }
 
 static int __init tpbench_init(void)

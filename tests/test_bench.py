@@ -56,7 +56,7 @@ def test_default_params_are_valid():
 
 @pytest.mark.parametrize("params, words", [
     (bench.BenchParams(variants=("c_trace", "go_trace")), "unknown variant 'go_trace'"),
-    (bench.BenchParams(states=("recording",)), "unknown state 'recording'"),
+    (bench.BenchParams(states=("paused",)), "unknown state 'paused'"),
     (bench.BenchParams(ns=(10, -1)), "N=-1 is outside"),
     (bench.BenchParams(ns=(10**9,)), "N=1000000000 is outside"),
     (bench.BenchParams(ns=tuple(range(17))), "between 1 and 16 values of N"),
@@ -76,7 +76,7 @@ def test_bad_params_fail_before_any_boot(tmp_path, capsys):
 
 def test_module_args_round_trip():
     p = bench.BenchParams(variants=("c_trace",), ns=(1, 10), reps=5, warmup=0)
-    assert p.module_args() == ["variants=c_trace", "states=disabled,enabled", "ns=1,10",
+    assert p.module_args() == ["variants=c_trace", "states=disabled,enabled,recording", "ns=1,10",
                                "reps=5", "warmup=0"]
 
 

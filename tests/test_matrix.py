@@ -16,7 +16,7 @@ def test_the_list_in_its_order():
                                "rust_trace", "rust_helper", "rust_load", "rust_count_call",
                                "c_txn_base", "rust_txn_base", "c_txn", "rust_txn", "c_dense",
                                "rust_dense")
-    assert matrix.STATES == ("disabled", "enabled")
+    assert matrix.STATES == ("disabled", "enabled", "recording")
     assert [v.name for v in matrix.VARIANT_TABLE if v.language == "C"] == [
         "c_empty", "c_base", "c_trace", "c_txn_base", "c_txn", "c_dense"]
     assert {v.name: (v.event, v.sites, v.baseline) for v in matrix.VARIANT_TABLE if v.fires} == {

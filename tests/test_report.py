@@ -226,3 +226,11 @@ def test_committed_report_answers_the_driver_questions():
     assert "| x86_64 | jump_label | Rust | 1 | 1 |" in dense
     assert "| x86_64 | jump_label | C | 2 | 5 | 2 x `mov`, `call`" in dense
     assert "![bytes against sites](data/" in text and "![disabled sites as drivers" in text
+    # Recording: every architecture with Rust has a row per event, Rust's cost above C's.
+    rec = text.split("## Recording into the ring buffer")[1].split("\n## ")[0]
+    for arch in ("x86_64", "arm64", "riscv64", "loongarch64"):
+        for event in ("tpbench_hit", "tpbench_txn"):
+            (row,) = [line for line in rec.splitlines()
+                      if line.startswith(f"| {arch} | jump_label | `{event}` |")]
+            c, rust = (float(row.split("|")[k]) for k in (4, 5))
+            assert 0 < c < rust, row
