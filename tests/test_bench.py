@@ -504,7 +504,7 @@ def test_run_directory_is_complete(two_runs):
         assert entry["accel"] == "tcg" and entry["unit"] == "instructions"
         assert "-icount" in entry["qemu_command"]
     rows = load(run)
-    assert len(rows) == sum(len(variants_of(a)) for a, _ in KERNELS) * 2 * 3 * 3
+    assert len(rows) == sum(len(variants_of(a)) for a, _ in KERNELS) * len(bench.STATES) * 3 * 3
     assert {r["arch"] for r in rows} == set(TEST_ARCHS)
     assert two_runs[0].name != two_runs[1].name
 
