@@ -91,29 +91,20 @@ def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
     return out
 
 
-def size_growth(run: Path) -> dict:
-    """(arch, config) -> bytes against sites, from each module of the run (jump labels on)."""
-    out = {}
-    for ko in sorted(run.glob("tpbench-*-jump_label.ko")):
-        arch, config = module_tag(ko)
-        if config != "jump_label":      # the glob matches no_jump_label too
-            continue
-        rows = size.site_sizes(size.function_sizes(ko), size.jump_entries(ko), arch)
-        if size.bytes_for_sites(rows):
-            out[(arch, config)] = size.bytes_for_sites(rows)
-    return out
-
-
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
-    plots.render(samples, summary, run / "plots", size_growth(run))
+    sizes = size.run_sizes(run, stats.panels(stats.guest(summary)))
+    # The size figure: bytes against sites, of the modules with jump labels.
+    growth = {key: size.bytes_for_sites(rows) for key, rows in sizes.items()
+              if key[1] == "jump_label"}
+    plots.render(samples, summary, run / "plots", {k: g for k, g in growth.items() if g})
     code = tagged(run, "codegen-", ".txt")
     checks = tagged(run, "codegen-checks-", ".txt")
     paths = {k: [line.split("\t") for line in v.splitlines()]
              for k, v in tagged(run, "paths-", ".tsv").items()}
-    text = report.render(run, summary, context, code, checks, REPO, paths)
+    text = report.render(run, summary, context, code, checks, REPO, paths, sizes)
     (REPO / "REPORT.md").write_text(text)
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,

@@ -191,7 +191,7 @@ def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
     panels = stats.panels(summary)
     figure = site_figure_data(sites.site_costs(summary), panels, outdir)
     titles = size_figure_data(growth or {}, outdir)
-    driver = driver_figure_data(stats.guest(summary), outdir)
+    driver = driver_figure_data(summary, outdir)
     made = []
     for term, ext in (("pngcairo size 900,560 font 'sans,10'", "png"), ("svg size 900,560", "svg")):
         text = script(meta, term, ext) + "\n".join(

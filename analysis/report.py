@@ -188,14 +188,12 @@ def density_section(summary: pd.DataFrame, paths: dict) -> list[str]:
             "inline.", ""]
 
 
-def size_section(run: Path, summary: pd.DataFrame, rel: Path) -> list[str]:
-    """Bytes per site and per event, from the symbol sizes of the modules the guests ran."""
+def size_section(run: Path, sizes: dict, rel: Path) -> list[str]:
+    """Bytes per site and per event, from the symbol sizes of the modules the guests ran
+    (`sizes`: size.run_sizes)."""
     out = []
-    for arch, config in stats.panels(stats.guest(summary)):
-        ko = run / f"tpbench-{arch}-{config}.ko"
-        if not ko.exists():
-            continue
-        for r in size.site_sizes(size.function_sizes(ko), size.jump_entries(ko), arch):
+    for (arch, config), rows in sizes.items():
+        for r in rows:
             out.append(f"| {arch} | {config} | `{r['variant']}` | {r['sites']} | "
                        f"{fmt(r['site_text'])} | {fmt(r['jump_entry'])} | "
                        f"**{fmt(r['site_text'] + r['jump_entry'])}** | "
@@ -544,7 +542,7 @@ def native_hz(context: dict) -> float | None:
 
 
 def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str, str],
-           checks: dict[str, str], repo_root: Path, paths=None) -> str:
+           checks: dict[str, str], repo_root: Path, paths=None, sizes=None) -> str:
     # A run outside the checkout (--data elsewhere) is linked by a relative path all the same.
     rel = Path(os.path.relpath(run, repo_root))
     summary = stats.guest(everything)
@@ -599,7 +597,9 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
     lines += arguments_section(run, summary, paths or {}, rel)
     lines += density_section(summary, paths or {})
     lines += recording_section(summary)
-    lines += size_section(run, summary, rel)
+    if sizes is None:
+        sizes = size.run_sizes(run, stats.panels(stats.guest(summary)))
+    lines += size_section(run, sizes, rel)
     lines += explained(paths or {}, summary)
     lines += ["## Generated code", ""]
     for tag in sorted(codegen, key=lambda t: (not t.startswith("x86_64"), t)):

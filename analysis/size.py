@@ -69,6 +69,17 @@ def site_sizes(sizes: dict[str, int], entries: dict[str, int], arch: str) -> lis
     return rows
 
 
+def run_sizes(run, panels) -> dict[tuple[str, str], list[dict]]:
+    """site_sizes of the module of each (arch, config) of `panels` that the run directory
+    holds, each module read once."""
+    out = {}
+    for arch, config in panels:
+        ko = run / f"tpbench-{arch}-{config}.ko"
+        if ko.exists():
+            out[(arch, config)] = site_sizes(function_sizes(ko), jump_entries(ko), arch)
+    return out
+
+
 # A driver's sites of one event, one site and many, per language: the size figure's lines.
 GROWTH = (("C", ("c_trace", "c_dense")), ("Rust", ("rust_trace", "rust_dense")))
 
