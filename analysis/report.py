@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis import sites, size, stats, validate
 from analysis.plots import ordered
-from runner import matrix
+from runner import console, matrix, records
 
 STATE_ORDER = matrix.STATES
 
@@ -123,7 +123,7 @@ def per_site_words(added: list[str], sites: int) -> str:
 RECORDING_PAIRS = (("tpbench_hit", "c_trace", "rust_trace"), ("tpbench_txn", "c_txn", "rust_txn"))
 
 
-def recording_section(summary: pd.DataFrame) -> list[str]:
+def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
     """What a call costs while its event records into the ring buffer, C against Rust."""
     guest = stats.rows(stats.guest(summary), state="recording")
     rows, shares = [], []
@@ -141,17 +141,17 @@ def recording_section(summary: pd.DataFrame) -> list[str]:
     if not rows:
         return []
     return ["## Recording into the ring buffer", "",
-            "State `recording`: the module enables its events for tracing "
-            "(`trace_set_clr_event(\"tpbench\", NULL, 1)`, what writing 1 to tracefs' "
-            "`events/tpbench/enable` does), so each call writes one record. Per call, net of "
+            "State `recording`: the guest's init writes 1 to tracefs' "
+            "`events/tpbench/enable`, as a user turns tracing on, and then has the module "
+            "time its loops (`tpbench/control` in debugfs), so each call writes one record. "
+            "Per call, net of "
             "the loop without the site; under icount the cost includes the ring buffer's "
             "page changes, spread over the calls, so it is not a whole number:", "",
             "| arch | config | event | C | Rust | Rust minus C | as a share of C's | unit |",
             "|---|---|---|---:|---:|---:|---:|---|", *rows, "",
             f"Rust minus C is {min(shares):+.1f}% to {max(shares):+.1f}% of C's cost per "
             "record: Rust's extra is the call into `rust_do_trace_<event>` that the enabled "
-            "state shows too, small next to writing the record. The records themselves "
-            "(their number and fields) are not checked yet.", ""]
+            "state shows too, small next to writing the record.", "", records_checked, ""]
 
 
 def density_section(summary: pd.DataFrame, paths: dict) -> list[str]:
@@ -477,8 +477,9 @@ KTAP_TESTS = {
                              "hits with the right arguments",
     "timing_disabled": "the timing with the tracepoint disabled completed and fit the buffer",
     "timing_enabled": "the timing with the tracepoint enabled completed and fit the buffer",
-    "timing_recording": "the module's events could be enabled for tracing, and the timing "
-                        "while they record completed and fit the buffer",
+    "timing_recording": "the module's events were on (enabled in tracefs by the guest's "
+                        "init) when it was asked to time them recording, and the timing "
+                        "completed and fit the buffer",
 }
 _KTAP_RESULT = re.compile(r"^(ok|not ok) \d+ (\S+)")
 
@@ -503,6 +504,49 @@ def module_checks(run: Path) -> list[str]:
         verdict = f"ok in {where}" if set(statuses) == {"ok"} else "**failed** in some config"
         out.append(f"  - `{name}`: {KTAP_TESTS.get(name, 'no description')}; {verdict}.")
     return out
+
+
+def record_check(run: Path, context: dict) -> dict:
+    """The record check (runner/records.py) made again on each guest's results file: the
+    trace dumps in it, against the variants that guest ran."""
+    out = {"guests": 0, "checked": 0, "on": 0, "off": 0, "calls": set(), "problems": []}
+    for name, c in context["configs"].items():
+        out["guests"] += 1
+        path = run / f"results-{name.replace('/', '-')}.txt"
+        lines, _ = console.whole_lines(path.read_text(errors="replace") if path.exists() else "")
+        _, dumps = records.split_results(lines)
+        if not dumps:
+            continue
+        variants = next((a.split("=", 1)[1].split(",") for a in c.get("module_params", [])
+                         if a.startswith("variants=")), matrix.VARIANTS)
+        summary, problems = records.check(dumps, variants)
+        out["checked"] += 1
+        out["problems"] += [f"{name}: {p}" for p in problems]
+        for state in ("on", "off"):
+            out[state] += sum(v["records"] for v in summary.get(state, {}).values())
+            out["calls"] |= {v["calls"] for v in summary.get(state, {}).values()}
+    return out
+
+
+def record_words(check: dict) -> str:
+    """One sentence on what the record check found; the report says nothing it did not."""
+    if not check["checked"]:
+        return ("The records were not read back in this run (its guests predate the record "
+                "check).")
+    if check["problems"]:
+        return (f"The record check **failed**: {len(check['problems'])} problems, the first: "
+                f"{check['problems'][0]}.")
+    calls = " or ".join(map(str, sorted(check["calls"])))
+    return (f"The records were read back from the ring buffer (each guest copies tracefs' "
+            f"`trace` into its results file; `runner/records.py` checks it): in "
+            + (f"each of the {check['guests']} guests" if check["checked"] == check["guests"]
+               else f"{check['checked']} of the {check['guests']} guests (the others predate "
+               "the check)")
+            + f", each variant's {calls} calls left exactly the records "
+            "its sites write, in call order, with the values passed (`tpbench_hit`'s index; "
+            "`tpbench_txn`'s id, flags and size, and one address per transaction, the same "
+            "from C and from Rust, spaced as in the array), "
+            f"{check['on']} records in all with the events on, {check['off']} with them off.")
 
 
 def doctest_checks(context: dict) -> list[str]:
@@ -596,7 +640,8 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
     lines += native_section(run, everything, context)
     lines += arguments_section(run, summary, paths or {}, rel)
     lines += density_section(summary, paths or {})
-    lines += recording_section(summary)
+    records_checked = record_words(record_check(run, context))
+    lines += recording_section(summary, records_checked)
     if sizes is None:
         sizes = size.run_sizes(run, stats.panels(stats.guest(summary)))
     lines += size_section(run, sizes, rel)
@@ -632,6 +677,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "with the instructions counted in the disassembly. Under KVM they are cycles.",
         *coarse_counters(context),
         *module_checks(run),
+        f"- {records_checked}",
         *doctest_checks(context),
         "",
         "## Provenance",

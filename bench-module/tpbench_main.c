@@ -4,6 +4,12 @@
  * baselines, with the tracepoint off and on, and reports KTAP through
  * debugfs (tpbench/results), a channel apart from the kernel console.
  *
+ * The recording state is timed later, when user space asks for it through
+ * debugfs (tpbench/control, "time recording") after enabling the events in
+ * tracefs, as a user turns tracing on; "fire <variant> <n>" calls a loop
+ * once, so that user space can read the records it leaves in the ring
+ * buffer.
+ *
  * One timed sample is one call of a variant's loop function with interrupts
  * off, between two ordered reads of the cycle counter (the TSC on x86, the
  * PMU cycle counter on arm64, the cycle CSR on riscv, the stable counter on
@@ -17,8 +23,9 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/string.h>
-#include <linux/trace_events.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #ifdef CONFIG_X86
@@ -542,8 +549,10 @@ static void time_state(size_t s)
 
 	if (enabled && !attach_probes("timing_enabled"))
 		return;
-	/* What writing 1 to tracefs' events/tpbench/enable does. */
-	if (recording && trace_set_clr_event("tpbench", NULL, 1)) {
+	/* Only tracefs can have turned the keys on: the module's probes are gone. */
+	if (recording && !(static_key_enabled(&__tracepoint_tpbench_hit.key) &&
+			   static_key_enabled(&__tracepoint_tpbench_txn.key))) {
+		out("# the tpbench events are off: enable them in tracefs first\n");
 		report(false, "timing_recording");
 		return;
 	}
@@ -562,8 +571,6 @@ static void time_state(size_t s)
 	}
 	if (enabled)
 		detach_probes();
-	if (recording)
-		trace_set_clr_event("tpbench", NULL, 0);
 	if (results_full)
 		out_tail("# results buffer full: samples after this point were dropped\n");
 	{
@@ -573,6 +580,88 @@ static void time_state(size_t s)
 		report(!results_full, name);
 	}
 }
+
+/* The state user space times through tpbench/control; ARRAY_SIZE if none. */
+static size_t recording_state(void)
+{
+	size_t s;
+
+	for (s = 0; s < ARRAY_SIZE(tpbench_states); s++)
+		if (!strcmp(tpbench_states[s], "recording"))
+			break;
+	return s;
+}
+
+/* Serializes the control file's commands. */
+static DEFINE_MUTEX(tpbench_lock);
+static bool recording_pending;
+
+/* The last line, once every selected state is timed; debugfs serves what is written. */
+static void publish(void)
+{
+	if (!recording_pending)
+		out_tail("# tpbench: %s\n", all_ok ? "all passed" : "FAILED");
+	results_blob.size = results_len;
+}
+
+/* Calls variant `name`'s loop once with n; -EINVAL if there is no such variant. */
+static int fire(const char *name, unsigned long n)
+{
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(tpbench_variants); k++) {
+		if (!strcmp(tpbench_variants[k].name, name)) {
+			tpbench_variants[k].loop(n);
+			return 0;
+		}
+	}
+	pr_err("tpbench: control: no variant '%s' in this build\n", name);
+	return -EINVAL;
+}
+
+/*
+ * "time recording": time the recording state, once, with the events that
+ * the writer enabled in tracefs. "fire <variant> <n>": call a loop once.
+ */
+static ssize_t control_write(struct file *file, const char __user *ubuf, size_t len,
+			     loff_t *ppos)
+{
+	char cmd[64], name[32];
+	unsigned long n;
+	int ret;
+
+	if (len >= sizeof(cmd))
+		return -EINVAL;
+	if (copy_from_user(cmd, ubuf, len))
+		return -EFAULT;
+	cmd[len] = '\0';
+	mutex_lock(&tpbench_lock);
+	if (sysfs_streq(cmd, "time recording")) {
+		ret = recording_pending ? 0 : -EINVAL;
+		if (ret)
+			pr_err("tpbench: control: recording is not a selected state, or was timed already\n");
+		recording_pending = false;
+		if (!ret) {
+			time_state(recording_state());
+			publish();
+		}
+	} else if (sscanf(cmd, "fire %31s %lu", name, &n) == 2 && n <= TPBENCH_MAX_N) {
+		ret = fire(name, n);
+	} else {
+		pr_err("tpbench: control: '%s' is neither 'time recording' nor 'fire <variant> <n <= %lu>'\n",
+		       strim(cmd), TPBENCH_MAX_N);
+		ret = -EINVAL;
+	}
+	mutex_unlock(&tpbench_lock);
+	return ret ? ret : len;
+}
+
+static const struct file_operations control_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = control_write,
+	.llseek = noop_llseek,
+};
 
 static int __init tpbench_init(void)
 {
@@ -594,15 +683,20 @@ static int __init tpbench_init(void)
 		check_key_follows();
 	check_key_off_no_hits(1000);
 	check_hits(1000);
-	for (s = 0; s < ARRAY_SIZE(tpbench_states); s++)
-		if (state_mask & BIT(s))
+	for (s = 0; s < ARRAY_SIZE(tpbench_states); s++) {
+		if (!(state_mask & BIT(s)))
+			continue;
+		if (s == recording_state())
+			recording_pending = true;
+		else
 			time_state(s);
-	out_tail("# tpbench: %s\n", all_ok ? "all passed" : "FAILED");
+	}
 
 	results_blob.data = results;
-	results_blob.size = results_len;
+	publish();
 	tpbench_dir = debugfs_create_dir("tpbench", NULL);
 	debugfs_create_blob("results", 0444, tpbench_dir, &results_blob);
+	debugfs_create_file("control", 0200, tpbench_dir, NULL, &control_fops);
 	return 0;
 }
 

@@ -51,4 +51,4 @@ TPBENCH_VARIANT(rust_dense, RUST, hit, 16, rust_base,
 
 TPBENCH_STATE(disabled, "no probe: the static keys are off")
 TPBENCH_STATE(enabled, "a probe on each event, registered by the module, that counts hits and checks arguments")
-TPBENCH_STATE(recording, "the module's events enabled for tracing, as writing 1 to events/tpbench/enable in tracefs does: each call writes a record into the ring buffer")
+TPBENCH_STATE(recording, "the module's events enabled in tracefs (the guest's init writes 1 to events/tpbench/enable, then has the module time its loops through debugfs): each call writes a record into the ring buffer")

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from runner import config as cfg
-from runner import console, matrix, world
+from runner import console, matrix, records, world
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
 SCHEMA_VERSION = 2
@@ -302,7 +302,10 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         context["configs"][f"{arch.name}/{config.name}"]["doctests"] = doctest_summary(doctests)
         doctest_problems = list(doctests.problems)
     lines, cut = console.whole_lines(result.results)
-    ktap = console.parse_ktap(lines)
+    ktap_lines, dumps = records.split_results(lines)
+    ktap = console.parse_ktap(ktap_lines)
+    record_summary, record_problems = records.check(dumps, params.variants)
+    context["configs"][f"{arch.name}/{config.name}"]["records"] = record_summary
     samples = ktap.samples
     if not samples:
         # A guest that died before reporting: the samples it printed on its console as it
@@ -311,8 +314,10 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in samples]
     write_atomically(run / "samples.csv", samples_csv(rows))
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
-    failure = world.boot_failure(result, list(ktap.problems) + cut + doctest_problems)
+    failure = world.boot_failure(result, list(ktap.problems) + cut + doctest_problems
+                                 + [f"record check: {p}" for p in record_problems])
     if failure:
         raise world.Failure(f"{arch.name}/{config.name}: {failure}")
     world.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "
-              f"{len(ktap.tests)} KTAP tests ok")
+              f"{len(ktap.tests)} KTAP tests ok, "
+              f"{sum(v['records'] for v in record_summary['on'].values())} records as fired")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from runner import bench, console, world
+from runner import bench, console, matrix, world
 from runner import config as cfg
 from tests.conftest import FIXTURES, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
 
@@ -503,6 +503,13 @@ def test_run_directory_is_complete(two_runs):
         entry = ctx["configs"][f"{arch}/{name}"]
         assert entry["accel"] == "tcg" and entry["unit"] == "instructions"
         assert "-icount" in entry["qemu_command"]
+        # The record check: every variant fired, its records as its sites write them.
+        recs = entry["records"]
+        assert set(recs["on"]) == set(recs["off"]) == set(variants_of(arch))
+        assert all(r["records"] == 0 for r in recs["off"].values())
+        for variant, r in recs["on"].items():
+            v = matrix.BY_NAME[variant]
+            assert r["fields_ok"] and r["records"] == r["calls"] * v.sites, (arch, name, variant)
     rows = load(run)
     assert len(rows) == sum(len(variants_of(a)) for a, _ in KERNELS) * len(bench.STATES) * 3 * 3
     assert {r["arch"] for r in rows} == set(TEST_ARCHS)

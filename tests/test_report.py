@@ -234,3 +234,33 @@ def test_committed_report_answers_the_driver_questions():
                       if line.startswith(f"| {arch} | jump_label | `{event}` |")]
             c, rust = (float(row.split("|")[k]) for k in (4, 5))
             assert 0 < c < rust, row
+
+
+# --- the record check, as the report states it ---------------------------------------------
+
+def record_run(tmp_path, dumps):
+    """A run directory with one guest's results: real KTAP and the real trace dumps."""
+    ktap = (FIXTURES / "ktap-bench-jump_label.txt").read_text()
+    (tmp_path / "results-x86_64-jump_label.txt").write_text(ktap + "\n".join(dumps) + "\n")
+    return {"configs": {"x86_64/jump_label": {"module_params": ["variants=" + ",".join(
+        report.matrix.VARIANTS)]}}}
+
+
+def test_the_report_states_the_record_check_it_made(tmp_path):
+    dumps = (FIXTURES / "records-x86_64-jump_label.txt").read_text().splitlines()
+    words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, dumps)))
+    assert "in each of the 1 guests, each variant's 20 calls left exactly the records" in words
+    assert words.endswith("780 records in all with the events on, 0 with them off.")
+
+
+def test_a_failed_record_check_is_reported_as_failed(tmp_path):
+    dumps = (FIXTURES / "records-x86_64-jump_label.txt").read_text().splitlines()
+    dumps.remove(next(line for line in dumps if line.endswith("tpbench_hit: i=7")))
+    words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, dumps)))
+    assert words.startswith("The record check **failed**: 1 problems, the first: "
+                            "x86_64/jump_label: events on: c_trace's 20 calls left 19 records")
+
+
+def test_a_run_without_trace_dumps_says_the_records_were_not_read(tmp_path):
+    words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, [])))
+    assert words.startswith("The records were not read back in this run")

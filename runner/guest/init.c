@@ -7,8 +7,10 @@
  *
  * Modes, from the kernel command line:
  *   tpbench.mode=sample  report the rust_sample event and dump the trace
- *   tpbench.mode=bench   load /tpbench.ko with each tpbench.arg=<a> and copy
- *                        its results from debugfs
+ *   tpbench.mode=bench   load /tpbench.ko with each tpbench.arg=<a>; time the
+ *                        recording state with its events enabled in tracefs;
+ *                        copy its results from debugfs; then fire each variant
+ *                        with the events off and on and copy the trace
  *   tpbench.mode=insmod  load /<name>.ko for each name of tpbench.load=<a>,<b>
  *                        in order, and report each one's status
  */
@@ -16,6 +18,12 @@
 
 #define EVENT "/sys/kernel/tracing/events/rust_sample/rust_sample_loaded"
 #define RESULTS_FILE "/sys/kernel/debug/tpbench/results"
+#define CONTROL_FILE "/sys/kernel/debug/tpbench/control"
+#define TRACING "/sys/kernel/tracing"
+#define EVENTS_ENABLE TRACING "/events/tpbench/enable"
+#define PARAMS "/sys/module/tpbench/parameters"
+/* Calls per variant in the record check: more than the 16 transactions, so they wrap. */
+#define RECORD_CALLS "20"
 
 static char cmdline[4096];
 static char modargs[2048];
@@ -47,6 +55,21 @@ static int copy_file(const char *path, int out)
 static void put(int out, const char *s)
 {
 	write(out, s, strlen(s));
+}
+
+/* Writes a string to a file (tracefs, debugfs): 0, or the negative errno. */
+static int write_file(const char *path, const char *s)
+{
+	int ret = 0;
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	if (fd < 0 || write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		printf("tpbench-init: writing '%s' to %s failed (errno %d)\n", s, path, -ret);
+	return ret;
 }
 
 /* The first line of a file into buf (size len), without its newline; "" if unreadable. */
@@ -157,8 +180,56 @@ static long load_module(const char *path, const char *args)
 	return ret;
 }
 
+/* Whether the comma-separated list has the word. */
+static int has_word(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p;
+
+	for (p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, word, len) && (p[len] == ',' || !p[len]))
+			return 1;
+	return 0;
+}
+
+/*
+ * With the module's events off ("0") or on ("1"), calls each variant of the
+ * comma-separated list RECORD_CALLS times, after a trace_marker line that
+ * names it, and copies the trace to the results channel between
+ * "tpbench: records events=<on> begin" and "tpbench: records end". The
+ * runner checks that each call left its records, with the right fields,
+ * and that nothing was recorded with the events off.
+ */
+static void fire_and_copy_trace(int out, const char *variant_list, const char *on)
+{
+	char list[512], marker[128], cmd[64];
+	char *name;
+
+	strlcpy(list, variant_list, sizeof(list));
+	write_file(EVENTS_ENABLE, on);
+	write_file(TRACING "/trace", "");	/* empties the ring buffer */
+	for (name = strtok_comma(list); name; name = strtok_comma(NULL)) {
+		strlcpy(marker, "tpbench-fire variant=", sizeof(marker));
+		strlcat(marker, name, sizeof(marker));
+		strlcat(marker, " n=" RECORD_CALLS, sizeof(marker));
+		strlcpy(cmd, "fire ", sizeof(cmd));
+		strlcat(cmd, name, sizeof(cmd));
+		strlcat(cmd, " " RECORD_CALLS, sizeof(cmd));
+		write_file(TRACING "/trace_marker", marker);
+		write_file(CONTROL_FILE, cmd);
+	}
+	write_file(EVENTS_ENABLE, "0");
+	put(out, "tpbench: records events=");
+	put(out, on);
+	put(out, " begin\n");
+	if (copy_file(TRACING "/trace", out) < 0)
+		printf("tpbench-init: cannot read the trace (errno %d)\n", errno);
+	put(out, "tpbench: records end\n");
+}
+
 static void bench(int out)
 {
+	char line[512];
 	long ret;
 
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
@@ -173,8 +244,19 @@ static void bench(int out)
 		put(out, "tpbench: insmod failed\n");
 		return;
 	}
+	if (has_word(read_line(PARAMS "/states", line, sizeof(line)), "recording")) {
+		/* As a user turns tracing on: the module times while its events record. */
+		if (!write_file(EVENTS_ENABLE, "1"))
+			write_file(CONTROL_FILE, "time recording");
+		write_file(EVENTS_ENABLE, "0");
+	}
 	if (copy_file(RESULTS_FILE, out) < 0)
 		printf("tpbench-init: cannot read %s (errno %d)\n", RESULTS_FILE, errno);
+	read_line(PARAMS "/variants", line, sizeof(line));
+	/* The records' pointer as an address, which the runner can check. */
+	write_file(TRACING "/options/hash-ptr", "0");
+	fire_and_copy_trace(out, line, "0");
+	fire_and_copy_trace(out, line, "1");
 	my_syscall2(__NR_delete_module, "tpbench", O_NONBLOCK);
 }
 
