@@ -381,7 +381,10 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
            f"relocations applied (every key reads disabled; every call out of the module is a "
            f"trap, and none was reached), timed with the same matrix as the guest (N = "
            f"{', '.join(map(str, matrix.get('ns', [])))}; {matrix.get('reps')} repetitions "
-           f"after {matrix.get('warmup')} warm-up), pinned to one CPU, between "
+           f"after {matrix.get('warmup')} warm-up)"
+           + (f", {about['rounds']} times over, in rounds through every module and placement, "
+              "with the repetitions of all rounds pooled" if about.get("rounds", 1) > 1 else "")
+           + ", pinned to one CPU, between "
            f"`lfence`-ordered TSC reads. Host CPU: {about.get('host_cpu')}; counters: "
            f"{', '.join(counters)} (perf_event_open: {'; '.join(perf)}); unit: **{unit}**"
            + (f", {hz / 1e6:.2f} MHz ({'the host kernel' if about.get('tsc_hz_kernel') else 'calibrated'})"

@@ -43,6 +43,11 @@ DATA_SLOT_MIN = 64          # every zeroed object gets at least this, 64-byte al
 UNDEFINED_DATA_SIZE = PAGE  # an external data symbol's size is unknown: a page each
 # The kernel places a module's .text page-aligned; these shifts move it inside the page.
 SHIFTS = (0, 16, 32, 48)
+# The matrix is timed this many times over, each round through every module and placement,
+# with the repetitions of all rounds pooled: a burst of load on a shared host (a neighbour,
+# a frequency change) lasts through a round or two, and the fastest repetition at each N
+# comes from a quiet one.
+ROUNDS = 5
 # Sections whose entries the kernel uses to rewrite .text at load time, on x86_64: a
 # measured function with such a site would run other code here than in the kernel.
 # (.static_call_sites is not among them: it rewrites the target of a call, and every
@@ -444,16 +449,17 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
 
 
 def time_module(code: ModuleCode, arch: str, config: str, variants, matrix: dict, shifts,
-                work: Path, cpu: int, run: Path, rows: list) -> dict:
-    """One module, read once, at every placement; adds its samples to `rows`, returns what
-    the context records of it."""
+                work: Path, cpu: int, run: Path, rows: list, first_rep: int = 0) -> dict:
+    """One module, read once, at every placement; adds its samples to `rows`, numbered from
+    `first_rep` (a later round's follow an earlier one's), returns what the context records
+    of it."""
     per_shift = {}
     for shift in shifts:
         out = time_code(code, variants + [AA_TWIN], matrix["ns"], matrix["reps"],
                         matrix["warmup"], shift, work, cpu)
         accel = accel_name(shift)
-        rows += [dict(arch=arch, config=config, accel=accel, state="disabled", **s)
-                 for s in out.samples]
+        rows += [dict(arch=arch, config=config, accel=accel, state="disabled",
+                      **dict(s, rep=s["rep"] + first_rep)) for s in out.samples]
         per_shift[accel] = {"counter": out.counter, "cpu": out.cpu,
                             "tsc_hz_calibrated": round(out.tsc_hz),
                             "perf": out.perf_reason or "hardware counters in use",
@@ -465,10 +471,10 @@ def time_module(code: ModuleCode, arch: str, config: str, variants, matrix: dict
 
 
 def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
-                matrix_override: dict | None = None) -> list[dict]:
-    """Times every runnable module of `run` at every placement and merges the samples into
-    run/samples.csv (replacing that module's earlier native samples, so running again adds
-    nothing twice). Returns the new rows."""
+                matrix_override: dict | None = None, rounds: int = ROUNDS) -> list[dict]:
+    """Times every runnable module of `run` at every placement, `rounds` times over, and
+    merges the samples into run/samples.csv (replacing that module's earlier native samples,
+    so running again adds nothing twice). Returns the new rows."""
     context, todo, skipped = plan(run)
     for line in skipped:
         world.say(f"[tpbench] native: skipped {line}")
@@ -481,10 +487,13 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
     cpu = max(os.sched_getaffinity(0)) if cpu is None else cpu
     try:
-        for code, arch, config in todo:
-            with world.Stage(f"native {arch}/{config} on the host CPU"):
-                info[f"{arch}/{config}"] = time_module(code, arch, config, variants, matrix,
-                                                       shifts, work, cpu, run, rows)
+        for k in range(rounds):
+            for code, arch, config in todo:
+                with world.Stage(f"native {arch}/{config} on the host CPU, round {k + 1} of "
+                                 f"{rounds}"):
+                    info[f"{arch}/{config}"] = time_module(
+                        code, arch, config, variants, matrix, shifts, work, cpu, run, rows,
+                        first_rep=k * matrix["reps"])
     except BaseException as e:
         # The guests' samples stay as they were; the run says what the native stage lacks.
         context["complete"] = False
@@ -511,6 +520,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         "matrix": matrix,
         "aa_twin": f"{AA_TWIN}: {AA_OF} timed a second time",
         "shifts": list(shifts),
+        "rounds": rounds,
     }
     if str(context.get("incomplete_reason")).startswith("native stage:"):
         # This stage failed before and has now run through: the run is whole again.

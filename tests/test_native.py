@@ -2,6 +2,7 @@
 relocation, the harness, and every kind of bad input. Timing values are never
 asserted here; only what holds on any x86_64 host."""
 
+import json
 import shutil
 import struct
 
@@ -167,12 +168,18 @@ def test_running_twice_adds_nothing_twice(tmp_path):
                                    "tpbench-arm64-jump_label.ko"))
     guest_rows = len((run / "samples.csv").read_text().splitlines())
     small = {"ns": [1, 100], "reps": 2, "warmup": 0}
-    first = native.measure_run(run, shifts=(0, 16), matrix_override=small)
+    first = native.measure_run(run, shifts=(0, 16), matrix_override=small, rounds=2)
     after_one = (run / "samples.csv").read_text().splitlines()
-    native.measure_run(run, shifts=(0, 16), matrix_override=small)
+    native.measure_run(run, shifts=(0, 16), matrix_override=small, rounds=2)
     after_two = (run / "samples.csv").read_text().splitlines()
     assert len(after_one) == len(after_two) == guest_rows + len(first)
     # The guests' rows are untouched, and the arm64 module was skipped.
     assert after_two[:guest_rows] == (OLD_RUN / "samples.csv").read_text().splitlines()
     assert {r["arch"] for r in first} == {"x86_64"}
     assert {r["accel"] for r in first} == {"native", "native+16"}
+    # Two rounds of two repetitions: each (placement, variant, N) has repetitions 0 to 3.
+    reps = {}
+    for r in first:
+        reps.setdefault((r["accel"], r["variant"], r["n"]), []).append(r["rep"])
+    assert {tuple(sorted(v)) for v in reps.values()} == {(0, 1, 2, 3)}
+    assert json.loads((run / "context.json").read_text())["native_about"]["rounds"] == 2
