@@ -13,6 +13,12 @@ export TEST_ARCHS
 # fit in CI's hour on a new machine. make test-full builds both kernels of every TEST_ARCHS.
 TEST_NO_JUMP_LABEL_ARCHS ?= x86_64 arm64
 export TEST_NO_JUMP_LABEL_ARCHS
+# Build profiles for make bench: distro (-O2, Debian's mitigations and function tracer: what
+# users run) by default; PROFILES="distro tiny" adds tinyconfig's -Os build to the same run.
+PROFILES ?= distro
+# The profile make test builds and checks; make test-full checks tiny too.
+TEST_PROFILE ?= distro
+export TEST_PROFILE
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
@@ -41,6 +47,8 @@ help:
 	@echo "  TEST_ARCHS=...       architectures for make test and make kernels [$(TEST_ARCHS)]"
 	@echo "  TEST_NO_JUMP_LABEL_ARCHS=...  those make test also boots without jump labels"
 	@echo "                       [$(TEST_NO_JUMP_LABEL_ARCHS)]"
+	@echo "  PROFILES=\"distro tiny\" build profiles for make bench, the first the headline's [$(PROFILES)]"
+	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -50,7 +58,8 @@ deps:
 	@$(PYTHON) -m runner deps
 
 kernels: deps
-	@for arch in $(TEST_ARCHS); do $(PYTHON) -m runner kernels --arch $$arch || exit 1; done
+	@for arch in $(TEST_ARCHS); do \
+		$(PYTHON) -m runner kernels --arch $$arch --profiles "$(PROFILES)" || exit 1; done
 
 sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL)
@@ -60,18 +69,23 @@ check-series: deps
 
 bench: deps
 	@set -e; start=$$(date +%s); \
-	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --accel $(ACCEL) $(QUICK_ARGS)); \
-	$(PYTHON) -m runner native --run $$run; \
-	echo "[tpbench] analysis of $$run ..." >&2; \
-	$(PYTHON) -m analysis codegen --run $$run; \
+	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
+		--accel $(ACCEL) $(QUICK_ARGS)); \
+	for dir in $$($(PYTHON) -m analysis profile-runs --run $$run); do \
+		$(PYTHON) -m runner native --run $$dir; \
+		echo "[tpbench] analysis of $$dir ..." >&2; \
+		$(PYTHON) -m analysis codegen --run $$dir; \
+	done; \
 	$(PYTHON) -m analysis report --run $$run; \
 	echo "[tpbench] make bench: done in $$(( $$(date +%s) - start )) s; run $$run"
 
 native:
-	$(PYTHON) -m runner native --run $(RUN_DIR)
+	@set -e; for dir in $$($(PYTHON) -m analysis profile-runs --run $(RUN_DIR)); do \
+		$(PYTHON) -m runner native --run $$dir; done
 
 codegen:
-	$(PYTHON) -m analysis codegen --run $(RUN_DIR) $(INCOMPLETE)
+	@set -e; for dir in $$($(PYTHON) -m analysis profile-runs --run $(RUN_DIR)); do \
+		$(PYTHON) -m analysis codegen --run $$dir $(INCOMPLETE); done
 
 report:
 	$(PYTHON) -m analysis report --run $(RUN_DIR) $(INCOMPLETE)
@@ -79,8 +93,10 @@ report:
 test: deps
 	$(PYTHON) -m pytest -v -p no:cacheprovider --capture=tee-sys --durations=15 tests
 
+# Both kernels of every architecture, in both build profiles.
 test-full:
 	$(MAKE) test TEST_NO_JUMP_LABEL_ARCHS="$(TEST_ARCHS)"
+	$(MAKE) test TEST_NO_JUMP_LABEL_ARCHS="$(TEST_ARCHS)" TEST_PROFILE=tiny
 
 # Every test that needs no kernel build, boot or tree (conftest marks the others).
 unit-test:

@@ -1,4 +1,4 @@
-"""python3 -m analysis {codegen,report,latest} --run data/<run-id>"""
+"""python3 -m analysis {codegen,report,latest,profile-runs} --run data/<run-id>"""
 
 import argparse
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import codegen, plots, report, size, stats, validate
-from analysis.jump_table import function_aliases, tracepoint_anchor_relocations
+from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -18,6 +18,18 @@ def latest_run() -> Path:
     if not runs:
         raise SystemExit("no run under data/; run `make bench` first")
     return runs[-1]
+
+
+def profile_runs(run: Path) -> list[Path]:
+    """The run directory, then the run directory of each further build profile inside it."""
+    context = validate.check_context(run)
+    others = [run / name for name in context.get("other_profiles", [])]
+    for other in others:
+        if not (other / "context.json").exists():
+            raise SystemExit(f"{run}/context.json names the build profile {other.name}, but "
+                             f"{other} has no context.json: the run is damaged or was cut "
+                             "short; run make bench again")
+    return [run, *others]
 
 
 def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
@@ -91,10 +103,19 @@ def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
     return out
 
 
-def cmd_report(run: Path, allow_incomplete: bool) -> int:
+def analysed(run: Path, allow_incomplete: bool) -> report.Analysed:
+    """One profile's run directory read and summarised (summary.csv written beside it)."""
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
+    paths = {k: [line.split("\t") for line in v.splitlines()]
+             for k, v in tagged(run, "paths-", ".tsv").items()}
+    return report.Analysed(run, context, samples, summary, paths)
+
+
+def cmd_report(run: Path, allow_incomplete: bool) -> int:
+    main, *others = [analysed(r, allow_incomplete) for r in profile_runs(run)]
+    context, samples, summary, paths = main.context, main.samples, main.summary, main.paths
     sizes = size.run_sizes(run, stats.panels(stats.guest(summary)))
     # The size figure: bytes against sites, of the modules with jump labels.
     growth = {key: size.bytes_for_sites(rows) for key, rows in sizes.items()
@@ -102,9 +123,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     plots.render(samples, summary, run / "plots", {k: g for k, g in growth.items() if g})
     code = tagged(run, "codegen-", ".txt")
     checks = tagged(run, "codegen-checks-", ".txt")
-    paths = {k: [line.split("\t") for line in v.splitlines()]
-             for k, v in tagged(run, "paths-", ".tsv").items()}
-    text = report.render(run, summary, context, code, checks, REPO, paths, sizes)
+    text = report.render(run, summary, context, code, checks, REPO, paths, sizes, others)
     (REPO / "REPORT.md").write_text(text)
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
@@ -116,7 +135,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m analysis")
-    parser.add_argument("command", choices=("codegen", "report", "latest"))
+    parser.add_argument("command", choices=("codegen", "report", "latest", "profile-runs"))
     parser.add_argument("--run", help="run directory (default: the newest under data/)")
     parser.add_argument("--allow-incomplete", action="store_true")
     args = parser.parse_args(argv)
@@ -124,6 +143,9 @@ def main(argv=None) -> int:
         print(latest_run())
         return 0
     run = Path(args.run).resolve() if args.run else latest_run()
+    if args.command == "profile-runs":
+        print("\n".join(map(str, profile_runs(run))))
+        return 0
     return {"codegen": cmd_codegen, "report": cmd_report}[args.command](run, args.allow_incomplete)
 
 

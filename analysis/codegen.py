@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.jump_table import NOPS, read_jump_table
+from kelf.jump_table import NOPS, read_jump_table
 
 _FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 # x86 objdump shows the bytes ("66 90 "), arm64 and riscv64 the instruction as a number

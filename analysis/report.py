@@ -3,6 +3,7 @@
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,94 @@ from analysis.plots import ordered
 from runner import console, matrix, records
 
 STATE_ORDER = matrix.STATES
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """One build profile's run directory, read and summarised."""
+    run: Path
+    context: dict
+    samples: pd.DataFrame
+    summary: pd.DataFrame
+    paths: dict          # "<arch>-<config>" -> [variant, count, instructions] rows
+
+    @property
+    def profile(self) -> str:
+        return profile_of(self.context)
+
+
+def profile_of(context: dict) -> str:
+    """The run's build profile; every run before profiles existed was tinyconfig's -Os."""
+    return context.get("profile", "tiny")
+
+
+def profile_words(context: dict) -> str:
+    what = context.get("profile_what") or "tinyconfig's -Os, no function tracer"
+    return f"build profile **{profile_of(context)}** ({what})"
+
+
+# The site kinds the profiles are compared on: C's and Rust's site of each, and the helper.
+SITE_KINDS = (("one argument", ("c_trace", "rust_trace", "rust_helper")),
+              ("driver-like, three fields", ("c_txn", "rust_txn")),
+              ("16 sites in a row", ("c_dense", "rust_dense")))
+
+
+def counted_words(words: list[str]) -> str:
+    """`mov`, `mov`, `call` as "2 x `mov`, `call`", first-seen order."""
+    counts = Counter(words)
+    return ", ".join(w if counts[w] == 1 else f"{counts[w]} x {w}" for w in counts)
+
+
+def profiles_section(main: "Analysed", other: "Analysed") -> list[str]:
+    """Each site kind's disabled cost in two build profiles side by side, with the
+    instructions that differ, read from both disassemblies."""
+    rel = other.run.relative_to(main.run)
+    a, b = main.profile, other.profile
+    out = [f"## Built for size: profile {b} beside {a}" if b == "tiny" else
+           f"## Profile {b} beside {a}", "",
+           f"The same series, module and sources, built as {profile_words(other.context)}, "
+           f"run in the same `make bench` (its run directory: [`{rel}`]({rel}/context.json)). "
+           "Disabled, per call, net of each loop's baseline (the site's own cost); the last "
+           "two columns name what one iteration runs in one profile's disassembly and not in "
+           "the other's (the whole loop, site and loop code together, since the loop around "
+           "a site is compiled differently too).", "",
+           f"| arch | config | site kind | variant | {a} | {b} | only in {a} | only in {b} |",
+           "|---|---|---|---|---:|---:|---|---|"]
+    sentences = []
+    for arch, config in stats.panels(main.summary):
+        theirs = stats.rows(other.summary, arch=arch, config=config, state="disabled")
+        if theirs.empty:
+            continue
+        mine = stats.rows(main.summary, arch=arch, config=config, state="disabled")
+        paths_a = {r[0]: r[2].split("; ") for r in main.paths.get(f"{arch}-{config}", [])
+                   if len(r) == 3}
+        paths_b = {r[0]: r[2].split("; ") for r in other.paths.get(f"{arch}-{config}", [])
+                   if len(r) == 3}
+        costs = {}
+        for kind, variants in SITE_KINDS:
+            for v in variants:
+                ra, rb = mine[mine.variant == v], theirs[theirs.variant == v]
+                if ra.empty or rb.empty:
+                    continue
+                costs[v] = (ra.net.iloc[0], rb.net.iloc[0])
+                only_a = only_b = "(no disassembly)"
+                if v in paths_a and v in paths_b:
+                    only_a = counted_words([f"`{w}`" for w in
+                                            sites.extra_words(paths_a[v], paths_b[v])]) or "-"
+                    only_b = counted_words([f"`{w}`" for w in
+                                            sites.extra_words(paths_b[v], paths_a[v])]) or "-"
+                out.append(f"| {arch} | {config} | {kind} | `{v}` | {fmt(costs[v][0])} | "
+                           f"{fmt(costs[v][1])} | {only_a} | {only_b} |")
+        words = [f"{what}: C {fmt(costs[c][0])}, Rust {fmt(costs[r][0])} in {a}; "
+                 f"C {fmt(costs[c][1])}, Rust {fmt(costs[r][1])} in {b}"
+                 for what, c, r in (("one site", "c_trace", "rust_trace"),
+                                    ("driver-like site", "c_txn", "rust_txn"),
+                                    ("16 sites", "c_dense", "rust_dense"))
+                 if c in costs and r in costs]
+        if words:
+            sentences.append(f"- **{arch} {config}** ({main.summary.unit.iloc[0]} per call): "
+                             + "; ".join(words) + ".")
+    return out + [""] + sentences + [""]
 
 
 def fmt(x: float) -> str:
@@ -589,7 +678,10 @@ def native_hz(context: dict) -> float | None:
 
 
 def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str, str],
-           checks: dict[str, str], repo_root: Path, paths=None, sizes=None) -> str:
+           checks: dict[str, str], repo_root: Path, paths=None, sizes=None,
+           others=()) -> str:
+    """REPORT.md of a run; `others` are its further build profiles (Analysed), each compared
+    with this one's in a section of its own."""
     # A run outside the checkout (--data elsewhere) is linked by a relative path all the same.
     rel = Path(os.path.relpath(run, repo_root))
     summary = stats.guest(everything)
@@ -602,7 +694,8 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
     lines = [
         "# tpbench report: what a disabled tracepoint costs when Rust calls it",
         incomplete,
-        f"Run `{context['run_id']}`, {', '.join(dict.fromkeys(archs))}, guest accelerator "
+        f"Run `{context['run_id']}`, {profile_words(context)}, "
+        f"{', '.join(dict.fromkeys(archs))}, guest accelerator "
         f"{', '.join(accel)}; unit: **{' and '.join(units)}** per call"
         + (" (under TCG with -icount shift=0 the guest's counter advances once per "
            "instruction)" if "instructions" in units else "")
@@ -611,11 +704,11 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         + f". Raw samples: [`{rel}/samples.csv`]({rel}/samples.csv), context: "
         f"[`{rel}/context.json`]({rel}/context.json).",
         "",
-        "## Headline: the disabled site, per call",
+        f"## Headline: the disabled site, per call (build profile {profile_of(context)})",
         "",
         *headline(everything, context, paths or {}, rel),
         *sources(everything, context),
-        "## Inside the guest",
+        f"## Inside the guest (build profile {profile_of(context)})",
         "",
         "\"net of baseline\" is the variant minus its loop without the site "
         "(`c_base`/`rust_base`, `c_txn_base`/`rust_txn_base`; the empty loop in older runs); "
@@ -640,6 +733,10 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
             lines += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)",
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
+    if others:
+        main = Analysed(run, context, everything, everything, paths or {})
+        for other in others:
+            lines += profiles_section(main, other)
     lines += native_section(run, everything, context)
     lines += arguments_section(run, summary, paths or {}, rel)
     lines += density_section(summary, paths or {})
@@ -663,9 +760,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "argument (the list is `bench-module/tpbench_variants.h`): "
         + ", ".join(f"`{v.name}` ({v.what})" for v in matrix.VARIANT_TABLE) + ".",
         "- States: " + ", ".join(f"`{s.name}` ({s.what})" for s in matrix.STATE_TABLE) + ".",
-        "- The kernels start from `tinyconfig` plus the fragments named under Provenance, so "
-        "they and the module are built with `CONFIG_CC_OPTIMIZE_FOR_SIZE` (`-Os`); a "
-        "distribution kernel uses `-O2`, where GCC may inline differently.",
+        *profile_method(context, others),
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
         "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "
@@ -713,6 +808,24 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "",
     ]
     return "\n".join(lines)
+
+
+def profile_method(context: dict, others) -> list[str]:
+    """How the run's kernels were built: each build profile and where its options come from."""
+    if profile_of(context) == "tiny" and "profile" not in context:
+        return ["- The kernels start from `tinyconfig` plus the fragments named under "
+                "Provenance, so they and the module are built with "
+                "`CONFIG_CC_OPTIMIZE_FOR_SIZE` (`-Os`): this run predates build profiles "
+                "(profile `tiny`); a distribution kernel uses `-O2`."]
+    names = [profile_of(context), *(o.profile for o in others)]
+    return [f"- Build profiles: {', '.join(f'`{n}`' for n in names)}. Every kernel starts "
+            "from `tinyconfig` plus the fragments named under Provenance. `distro` adds "
+            "`configs/distro.config` and `configs/distro-<arch>.config`: `-O2` "
+            "(`CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE`, Rust `-Copt-level=2`), the CPU "
+            "mitigations, stack protector, zeroed locals, FORTIFY_SOURCE, the function tracer "
+            "and the preemption model of Debian's own 6.12 configs (each fragment names the "
+            "Debian config it comes from). `tiny` keeps tinyconfig's `-Os` without a "
+            "function tracer."]
 
 
 def normalize(context: dict, samples: pd.DataFrame):

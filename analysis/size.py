@@ -14,7 +14,7 @@ from collections import Counter
 
 from elftools.elf.elffile import ELFFile
 
-from analysis.jump_table import (ABSOLUTE_ENTRY_SIZE, ENTRY_SIZE, functions_by_section,
+from kelf.jump_table import (ABSOLUTE_ENTRY_SIZE, ENTRY_SIZE, functions_by_section,
                                  read_jump_table)
 from runner import matrix
 

@@ -75,10 +75,9 @@ def samples_problems(text: str, name: str = "samples.csv") -> list[str]:
     return problems
 
 
-def check_run(run: Path) -> dict:
-    """The run's context, once context.json and samples.csv are known to be sound;
-    raises BadRun with one message naming every problem found (the first few quoted)."""
-    ctx_path, samples_path = run / "context.json", run / "samples.csv"
+def check_context(run: Path) -> dict:
+    """The run's context.json, or BadRun saying why there is none to read."""
+    ctx_path = run / "context.json"
     if not ctx_path.exists():
         raise BadRun(f"{run}: not a run directory (no context.json); give data/<run-id>")
     try:
@@ -86,6 +85,16 @@ def check_run(run: Path) -> dict:
     except json.JSONDecodeError as e:
         raise BadRun(f"{ctx_path}: not valid JSON ({e}); the run is damaged: run make "
                      "bench again") from None
+    if not isinstance(context, dict):
+        raise BadRun(f"{ctx_path}: not a JSON object; the run is damaged: run make bench again")
+    return context
+
+
+def check_run(run: Path) -> dict:
+    """The run's context, once context.json and samples.csv are known to be sound;
+    raises BadRun with one message naming every problem found (the first few quoted)."""
+    samples_path = run / "samples.csv"
+    context = check_context(run)
     if not samples_path.exists():
         raise BadRun(f"{samples_path}: missing; the run recorded no samples "
                      f"({context.get('incomplete_reason') or 'no reason recorded'})")

@@ -17,6 +17,10 @@ def validate(args) -> None:
         if name not in cfg.KERNEL_CONFIGS:
             raise world.Failure(f"unknown kernel config {name!r}; valid values: "
                                 f"{', '.join(cfg.KERNEL_CONFIGS)}")
+    for name in bench.parse_list(getattr(args, "profiles", "") or ""):
+        if name not in cfg.PROFILES:
+            raise world.Failure(f"unknown build profile {name!r}; valid values: "
+                                f"{', '.join(cfg.PROFILES)}")
     archs = [getattr(args, "arch", None)] + list(bench.parse_list(getattr(args, "archs", "") or ""))
     for arch in archs:
         if arch is not None and arch not in cfg.ARCHS:
@@ -41,15 +45,17 @@ def cmd_deps(args) -> int:
     return 0
 
 
-def built_kernels(arch_name: str, config_names) -> list[world.KernelBuild]:
+def built_kernels(arch_name: str, config_names, profile_names=(cfg.DEFAULT_PROFILE,)
+                  ) -> list[world.KernelBuild]:
     arch = cfg.ARCHS[arch_name]
     source = world.prepare_source()
-    return [world.build_kernel(source, arch, cfg.KERNEL_CONFIGS[n]) for n in config_names]
+    return [world.build_kernel(source, arch, cfg.KERNEL_CONFIGS[n], cfg.PROFILES[p])
+            for p in profile_names for n in config_names]
 
 
 def cmd_kernels(args) -> int:
-    for kb in built_kernels(args.arch, args.configs):
-        print(f"{kb.config.name}\t{kb.image}")
+    for kb in built_kernels(args.arch, args.configs, bench.parse_list(args.profiles)):
+        print(f"{kb.profile.name}\t{kb.config.name}\t{kb.image}")
     return 0
 
 
@@ -100,7 +106,8 @@ def cmd_bench(args) -> int:
     if problems:
         raise world.Failure("; ".join(problems))
     run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
-                           bench.parse_list(args.archs))
+                           bench.parse_list(args.archs),
+                           profile_names=bench.parse_list(args.profiles))
     print(run)
     return 0
 
@@ -123,6 +130,8 @@ def main(argv=None) -> int:
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--arch", default="x86_64")
         p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
+        if name == "kernels":
+            p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE, help="space-separated")
         if name == "sample":
             p.add_argument("--accel", default="auto")
             p.add_argument("--event", choices=("on", "off"), default="on")
@@ -130,6 +139,8 @@ def main(argv=None) -> int:
             p.add_argument("--timeout", type=float, default=300)
     p = sub.add_parser("bench", help="run the benchmark matrix into data/<run-id>/")
     p.add_argument("--archs", default="x86_64", help="space- or comma-separated")
+    p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE,
+                   help="build profiles, space- or comma-separated; the first is the run's own")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
     p.add_argument("--accel", default="auto")
     defaults = bench.BenchParams()

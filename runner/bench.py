@@ -20,7 +20,9 @@ from runner import config as cfg
 from runner import console, matrix, records, world
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
-SCHEMA_VERSION = 2
+# 3: context.profile names the build profile (runs before it were all "tiny"); a run's
+#    further profiles are run directories inside it.
+SCHEMA_VERSION = 3
 VARIANTS = matrix.VARIANTS
 STATES = matrix.STATES
 MAX_N = 1_000_000
@@ -175,16 +177,24 @@ def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
 
 
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
-               arch_names=("x86_64",), timeout: float = 900, only=None) -> Path:
-    """Runs every (architecture, config), or those of the set `only` of (arch, config) names;
-    returns the run directory. Raises world.Failure on a bad run, after marking the run
-    incomplete with the reason."""
+               arch_names=("x86_64",), timeout: float = 900, only=None,
+               profile_names=(cfg.DEFAULT_PROFILE,)) -> Path:
+    """Runs every (architecture, config), or those of the set `only` of (arch, config) names,
+    for each build profile; returns the run directory. The first profile's results are the
+    run directory's own; each further profile's are a run directory of their own inside it,
+    named after the profile (data/<run-id>/tiny/). Raises world.Failure on a bad run, after
+    marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
         problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
     for name in config_names:
         if name not in cfg.KERNEL_CONFIGS:
             problems.append(f"unknown config {name!r}; valid: {', '.join(cfg.KERNEL_CONFIGS)}")
+    for name in profile_names:
+        if name not in cfg.PROFILES:
+            problems.append(f"unknown build profile {name!r}; valid: {', '.join(cfg.PROFILES)}")
+    if not profile_names or len(set(profile_names)) != len(profile_names):
+        problems.append(f"name each build profile once, not {' '.join(profile_names) or 'none'}")
     for name in arch_names:
         if name not in cfg.ARCHS:
             problems.append(f"unknown architecture {name!r}; supported: {', '.join(cfg.ARCHS)}")
@@ -196,6 +206,30 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     archs = [cfg.ARCHS[a] for a in arch_names]
     source = world.prepare_source()
     run = new_run_dir(data_root, params)
+    profiles = [cfg.PROFILES[p] for p in profile_names]
+    for k, profile in enumerate(profiles):
+        where = run if k == 0 else run / profile.name
+        where.mkdir(exist_ok=True)
+        try:
+            run_profile(source, where, profile, profiles, archs, config_names, accel, params,
+                        timeout, only)
+        except BaseException as e:
+            if k > 0:   # the first profile's own context already says why
+                mark_incomplete(run, f"profile {profile.name}: {first_line(e)}")
+            raise
+    return run
+
+
+def mark_incomplete(run: Path, reason: str) -> None:
+    ctx_path = run / "context.json"
+    context = json.loads(ctx_path.read_text())
+    context["complete"], context["incomplete_reason"] = False, reason
+    write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+
+
+def run_profile(source, run: Path, profile: cfg.BuildProfile, profiles, archs, config_names,
+                accel: str, params: BenchParams, timeout: float, only) -> None:
+    """One build profile's kernels into `run`, which gets its own context.json and samples."""
     context = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run.name,
@@ -203,6 +237,11 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         "host_cpu": host_cpu(),
         "host_kernel": platform.release(),
         "archs": [a.name for a in archs],
+        "profile": profile.name,
+        "profile_what": profile.what,
+        # The run's other profiles, each a run directory inside the first one's.
+        "other_profiles": [p.name for p in profiles if p is not profiles[0]]
+        if profile is profiles[0] else [],
         "kernel_package": f"{cfg.SOURCE_PACKAGE} {world.debian_version(cfg.SOURCE_PACKAGE)}",
         "series_hash": cfg.series_hash(),
         "series": [p.name for p in cfg.series_files()],
@@ -219,12 +258,12 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     ctx_path = run / "context.json"
     write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
     rows: list[dict] = []
-    world.say(f"[tpbench] run {run}")
+    world.say(f"[tpbench] run {run} (build profile {profile.name}: {profile.what})")
     try:
         for arch in archs:
             for name in [n for n in config_names if only is None or (arch.name, n) in only]:
-                run_one(source, arch, cfg.KERNEL_CONFIGS[name], accel, params, run, context,
-                        timeout, rows)
+                run_one(source, arch, cfg.KERNEL_CONFIGS[name], profile, accel, params, run,
+                        context, timeout, rows)
         context["complete"] = True
         context["incomplete_reason"] = None
     except BaseException as e:
@@ -234,7 +273,6 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
         if rows:
             write_atomically(run / "samples.csv", samples_csv(rows))
-    return run
 
 
 def doctest_summary(suite: console.KunitSuite) -> dict:
@@ -252,12 +290,13 @@ def doctest_summary(suite: console.KunitSuite) -> dict:
     }
 
 
-def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, accel: str,
-            params: BenchParams, run: Path, context: dict, timeout: float, rows: list) -> None:
+def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg.BuildProfile,
+            accel: str, params: BenchParams, run: Path, context: dict, timeout: float,
+            rows: list) -> None:
     """One kernel: build (cached), module, boot, parse. Adds its samples to `rows` before
     judging the boot, so a failed guest's samples are kept with the run."""
     tag = f"{arch.name}-{config.name}"
-    kb = world.build_kernel(source, arch, config)
+    kb = world.build_kernel(source, arch, config, profile)
     # Scratch of this run alone (module build, initramfs), in the cache, gone afterwards.
     with tempfile.TemporaryDirectory(prefix=f"work-{run.name}-{tag}-", dir=cfg.cache_root()) as tmp:
         ko = build_bench_module(kb, Path(tmp))
@@ -277,14 +316,15 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     with world.Stage(f"run matrix on {arch.name}/{config.name}"):
         # Straight into the run directory, so an interrupted boot keeps its console.
         result = world.boot(arch, kb.image, initrd, append, accel, run, tag, timeout=timeout)
-    fragments = cfg.fragment_paths(arch, config)
+    fragments = cfg.fragment_paths(arch, config, kb.profile)
     context["configs"][f"{arch.name}/{config.name}"] = {
         "arch": arch.name,
         "config": config.name,
+        "profile": kb.profile.name,
         "kernel_release": (kb.build / "include/config/kernel.release").read_text().strip(),
         "build_key": kb.key,
         "fragments": {p.name: p.read_text() for p in fragments},
-        "fragment_hash": cfg.fragment_hash(arch, config),
+        "fragment_hash": cfg.fragment_hash(arch, config, kb.profile),
         "qemu_command": result.command,
         "accel": result.accel,
         "accel_reason": result.accel_reason,
@@ -295,6 +335,8 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         "seconds_to_init": (round(result.time_to_init, 1)
                             if result.time_to_init is not None else None),
         "module_params": params.module_args(),
+        # What the guest's kernel chose for QEMU's CPU model (its vulnerabilities files).
+        "vulnerabilities": console.vulnerabilities(result.console_lines),
     }
     doctest_problems = []
     if arch.rust:    # the kernel crate's doctests exist where Rust does

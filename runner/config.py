@@ -51,6 +51,7 @@ DEBIAN_PACKAGES = (
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
     "gnuplot-nox", "python3-ply", "python3-git",   # the last two: checkpatch's spdxcheck.py
     "rustfmt-web", "rust-web-clippy",   # rustfmtcheck and CLIPPY=1, of rustc-web's version
+    "linux-config-6.12",   # Debian's own configs, which the distro profile is checked against
 )
 
 
@@ -232,6 +233,32 @@ KERNEL_CONFIGS = {
 }
 
 
+@dataclass(frozen=True)
+class BuildProfile:
+    """How the kernel is built around the series: optimisation, mitigations, tracer.
+
+    `fragment` applies to every architecture, then `<name>-<arch>.config` to each of
+    `arch_fragments` (the architecture's own mitigations).
+    """
+    name: str
+    fragment: str
+    arch_fragments: tuple[str, ...] = ()
+    what: str = ""
+
+    def fragments(self, arch: "ArchParams") -> list[str]:
+        own = [f"{self.name}-{arch.name}.config"] if arch.name in self.arch_fragments else []
+        return [self.fragment, *own]
+
+
+PROFILES = {
+    "distro": BuildProfile("distro", "distro.config", ("x86_64", "arm64", "arm"),
+                           "-O2 with Debian's mitigations and function tracer"),
+    "tiny": BuildProfile("tiny", "tiny.config", (), "tinyconfig's -Os, no function tracer"),
+}
+# What users run: make bench and make test measure it unless PROFILES says otherwise.
+DEFAULT_PROFILE = "distro"
+
+
 def cache_root() -> Path:
     """Where extracted trees and builds live: never inside the checkout."""
     env = os.environ.get("TPBENCH_CACHE")
@@ -260,12 +287,14 @@ def series_hash() -> str:
     return digest([f.name.encode() + b"\0" + f.read_bytes() for f in files])
 
 
-def fragment_paths(arch: ArchParams, config: KernelConfig) -> list[Path]:
-    return [CONFIGS / arch.base_fragment, CONFIGS / config.fragment]
+def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile) -> list[Path]:
+    """In the order merge_config applies them: base, profile, then the config's own."""
+    return [CONFIGS / arch.base_fragment, *(CONFIGS / f for f in profile.fragments(arch)),
+            CONFIGS / config.fragment]
 
 
-def fragment_hash(arch: ArchParams, config: KernelConfig) -> str:
-    return digest([p.read_bytes() for p in fragment_paths(arch, config)])
+def fragment_hash(arch: ArchParams, config: KernelConfig, profile: BuildProfile) -> str:
+    return digest([p.read_bytes() for p in fragment_paths(arch, config, profile)])
 
 
 def parse_kconfig(text: str) -> dict[str, str]:

@@ -258,3 +258,17 @@ def insmod_statuses(lines) -> dict[str, int]:
     """The guest init's "insmod <name> <errno>" lines: module name -> 0 when it loaded,
     else the errno of the refusal (a module_init() that fails returns its error)."""
     return {m.group(1): int(m.group(2)) for m in map(_INSMOD.match, lines) if m}
+
+
+_VULNERABILITY = re.compile(r"tpbench-vulnerability (\w+): (.*)$")
+
+
+def vulnerabilities(lines) -> dict[str, str]:
+    """What the guest's kernel chose against each CPU vulnerability, as the guest's init
+    printed /sys/devices/system/cpu/vulnerabilities: file name -> its line."""
+    found = {}
+    for line in lines:
+        m = _VULNERABILITY.search(strip_timestamp(line))
+        if m:
+            found[m.group(1)] = m.group(2).strip()
+    return found

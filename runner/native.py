@@ -4,15 +4,21 @@ The disabled path of every variant touches nothing of the kernel but a key's
 count (with CONFIG_JUMP_LABEL=y not even that), so its machine code runs
 unchanged in an ordinary process. This module lays the `.text` of a
 `tpbench-<arch>-<config>.ko` out for a fixed address below 2 GiB (the code is
-`-mcmodel=kernel`: R_X86_64_32S relocations), applies its relocations, and
+`-mcmodel=kernel`: R_X86_64_32S relocations), applies its relocations and
+the load-time rewrites the host's own kernel would apply for this CPU, and
 hands the image to native/tpbench_native.c, which times the loops with TSC
-reads. Nothing is patched: the NOPs at the sites are those objtool left.
+reads. The NOPs at the tracepoint sites are those objtool left.
 
 - the module's own functions resolve to their loaded addresses;
 - every data symbol, and every section that is not .text, resolves to a
   zeroed area, so every static key reads disabled;
 - every function outside .text resolves to a `ud2` trap of its own: a
-  variant that reaches one stops the run, naming the variant and the symbol.
+  variant that reaches one stops the run, naming the variant and the symbol;
+- the sites the kernel rewrites at load (kelf.rewrites: ftrace's entry calls,
+  return thunks, retpolines, ...) get what the host's kernel writes there,
+  as its /sys/devices/system/cpu/vulnerabilities files say it chose; a
+  variant that reaches a site whose rewrite is not reproduced here is refused
+  by name, with the reason, and never timed.
 
 Loading is pure (bytes in, image out); running the harness is the only side
 effect. Nothing here touches the host kernel.
@@ -31,7 +37,8 @@ import pandas as pd
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from analysis.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
+from kelf.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
+from kelf.rewrites import REWRITE_SECTIONS
 from runner import bench, world
 from runner import config as cfg
 
@@ -48,11 +55,13 @@ SHIFTS = (0, 16, 32, 48)
 # a frequency change) lasts through a round or two, and the fastest repetition at each N
 # comes from a quiet one.
 ROUNDS = 5
-# Sections whose entries the kernel uses to rewrite .text at load time, on x86_64: a
-# measured function with such a site would run other code here than in the kernel.
+# Sections whose entries the kernel uses to rewrite .text at load time, on x86_64.
 # (.static_call_sites is not among them: it rewrites the target of a call, and every
 # call out of the module lands on a trap here anyway.)
-PATCHED_AT_LOAD = (".altinstructions", ".retpoline_sites", ".return_sites", ".call_sites")
+PATCHED_AT_LOAD = tuple(REWRITE_SECTIONS)
+NOP5 = bytes.fromhex("0f1f440000")        # x86_nops[5], what ftrace writes
+RET_PADDED = bytes.fromhex("c3cccccccc")  # ret; int3 x 4, what apply_returns() writes
+VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
 
 # x86_64 relocation types (ELF x86-64 psABI).
 R_X86_64_64, R_X86_64_PC32, R_X86_64_PLT32 = 1, 2, 4
@@ -65,6 +74,65 @@ AA_TWIN, AA_OF = "aa_c_trace", "c_trace"
 
 class ModuleError(world.Failure):
     """A file that cannot be run natively; the message names it and says what to do."""
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What the host's kernel writes at each site of a section: `action` is "nop5", "ret"
+    or "keep" (the bytes stay), or None when this loader cannot reproduce it."""
+    action: str | None
+    why: str
+
+
+def no_return_thunk(vulns: dict[str, str]) -> bool:
+    """True when the host's kernel sends no return through a thunk: neither retbleed, nor
+    SRSO, nor ITS is mitigated by one. Wordings a kernel may use for a thunk differ between
+    versions, so only these plain states count as "none"."""
+    plain = ("Not affected", "Vulnerable")
+    return (vulns.get("retbleed", "Not affected").startswith(plain)
+            and (vulns.get("spec_rstack_overflow", "Not affected") in plain
+                 or vulns.get("spec_rstack_overflow", "").startswith("Vulnerable: No microcode"))
+            and vulns.get("indirect_target_selection", "Not affected").startswith(plain))
+
+
+def host_rewrites(vulns: dict[str, str], cpu_flags: set[str]) -> dict[str, Rewrite]:
+    """For each section of REWRITE_SECTIONS, what the host's kernel would write at its sites
+    for this CPU (pure: from its vulnerabilities files and /proc/cpuinfo flags)."""
+    said = "; ".join(f"{k}: {vulns.get(k, 'no such file')}" for k in
+                     ("retbleed", "spec_rstack_overflow", "indirect_target_selection"))
+    stuffing = any("Stuffing" in v for v in vulns.values())
+    return {
+        "__mcount_loc": Rewrite("nop5", "ftrace's 5-byte NOP, as at every module load"),
+        ".return_sites": Rewrite("ret", f"no return thunk on this host ({said}): "
+                                        "`ret; int3` as apply_returns() writes")
+        if no_return_thunk(vulns) else
+        Rewrite(None, f"the host's kernel returns through a thunk ({said}), whose code is "
+                      "not reproduced here"),
+        ".retpoline_sites": Rewrite(None, "an indirect call, through the retpoline or as "
+                                    f"spectre_v2 asks ({vulns.get('spectre_v2', 'unknown')}); "
+                                    "not reproduced here"),
+        ".call_sites": Rewrite(None, "call depth tracking is on (retbleed=stuff); its "
+                                     "accounting thunks are not reproduced here")
+        if stuffing else Rewrite("keep", "calls stay direct: no call depth tracking here"),
+        ".altinstructions": Rewrite(None, "replaced per CPU feature; not reproduced here"),
+        ".ibt_endbr_seal": Rewrite(None, "this CPU enforces IBT: sealing is not reproduced "
+                                         "here") if "ibt" in cpu_flags else
+        Rewrite("keep", "endbr64 stays: this CPU does not enforce IBT"),
+    }
+
+
+def host_vulnerabilities() -> dict[str, str]:
+    """The host kernel's /sys/devices/system/cpu/vulnerabilities, file name -> its line."""
+    if not VULNERABILITIES.is_dir():
+        return {}
+    return {p.name: p.read_text().strip() for p in sorted(VULNERABILITIES.iterdir())}
+
+
+def host_cpu_flags() -> set[str]:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
 
 
 def accel_name(shift: int) -> str:
@@ -199,7 +267,8 @@ def is_branch(code: ModuleCode, offset: int) -> bool:
 
 
 def check_runnable(code: ModuleCode, variants) -> list[str]:
-    """What makes the module unfit to run natively, each with what to do; empty when fit."""
+    """What makes the module unfit to run natively at all, each with what to do; empty when
+    fit. (Which of its variants can run is `refusals`'s question.)"""
     problems = []
     if code.arch != "x86_64":
         problems.append(f"{code.path}: a {code.arch} module; the native stage loads x86_64 "
@@ -212,17 +281,38 @@ def check_runnable(code: ModuleCode, variants) -> list[str]:
     if missing:
         problems.append(f"{code.path}: no function {', '.join(missing)} in .text; is it a "
                         "tpbench module of this checkout? Rebuild it with make bench")
-        return problems
-    flagged = set()
+    return problems
+
+
+def refusals(code: ModuleCode, variants, rewrites: dict[str, Rewrite]) -> dict[str, str]:
+    """variant -> why it cannot be timed: its loop reaches a site the kernel rewrites at
+    load time in a way this loader does not reproduce, so its native timing would not be
+    the kernel's code. The others run with every rewrite applied."""
+    refused = {}
     for v in variants:
         for fn in sorted(reachable(code, loop_symbol(v))):
             for section, off in code.patched_at_load:
-                if function_at(code, off) == fn and (fn, section) not in flagged:
-                    flagged.add((fn, section))
-                    problems.append(f"{code.path}: {fn} (run by {v}) has a site in {section} "
-                                    f"at .text+{off:#x} that the kernel rewrites at load time; "
-                                    "its native timing would not be the kernel's code")
-    return problems
+                rewrite = rewrites.get(section, Rewrite(None, "unknown to this loader"))
+                if function_at(code, off) == fn and rewrite.action is None:
+                    refused.setdefault(v, f"{fn} has a site in {section} at .text+{off:#x}: "
+                                          f"{rewrite.why}")
+    return refused
+
+
+def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrite]) -> None:
+    """Writes into the relocated `text` what the kernel writes at each load-time site whose
+    action is known; the sites of refused variants are never run, and stay as they are."""
+    expect = {"nop5": (0xE8, NOP5), "ret": (0xE9, RET_PADDED)}   # call __fentry__; jmp thunk
+    for section, off in code.patched_at_load:
+        action = rewrites.get(section, Rewrite(None, "")).action
+        if action not in expect:
+            continue
+        opcode, new = expect[action]
+        if code.text[off] != opcode:
+            raise ModuleError(f"{code.path}: the {section} site at .text+{off:#x} holds "
+                              f"{code.text[off]:#04x}, not the {opcode:#04x} the kernel "
+                              "rewrites there; is the module damaged?")
+        text[off:off + len(new)] = new
 
 
 @dataclass(frozen=True)
@@ -238,8 +328,10 @@ def align(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
 
-def lay_out(code: ModuleCode, variants, shift: int = 0) -> Image:
-    """The module's .text at BASE + shift with every relocation applied (pure)."""
+def lay_out(code: ModuleCode, variants, shift: int = 0,
+            rewrites: dict[str, Rewrite] | None = None) -> Image:
+    """The module's .text at BASE + shift with every relocation applied, then the load-time
+    rewrites of `rewrites` (pure)."""
     text_addr = BASE + shift
     text = bytearray(code.text)
     # Which symbols are functions to trap: branch targets outside .text.
@@ -279,6 +371,7 @@ def lay_out(code: ModuleCode, variants, shift: int = 0) -> Image:
         else:
             raise ModuleError(f"{code.path}: relocation type {typ} at .text+{off:#x} "
                               f"({name}) is not handled by the native loader")
+    apply_rewrites(code, text, rewrites or {})
     size = align(max(cursor, data_addr + PAGE), PAGE) - BASE
     image = bytearray(size)
     image[shift:shift + len(text)] = text
@@ -360,19 +453,23 @@ def kernel_tsc_hz() -> float | None:
 
 def run_module(ko: Path, variants, ns, reps: int, warmup: int, shift: int,
                work: Path, cpu: int | None = None) -> HarnessOutput:
-    """Reads and checks one module, then times its variants at one placement on this CPU."""
+    """Reads and checks one module, then times its variants at one placement on this CPU,
+    with the host's load-time rewrites; a variant they do not cover is an error here."""
     code = read_module(ko)
-    problems = check_runnable(code, variants)
+    rewrites = host_rewrites(host_vulnerabilities(), host_cpu_flags())
+    problems = check_runnable(code, variants) + [
+        f"{ko}: {v} is refused: {why}" for v, why in refusals(code, variants, rewrites).items()]
     if problems:
         raise ModuleError("; ".join(problems))
-    return time_code(code, variants, ns, reps, warmup, shift, work, cpu)
+    return time_code(code, variants, ns, reps, warmup, shift, work, cpu, rewrites)
 
 
 def time_code(code: ModuleCode, variants, ns, reps: int, warmup: int, shift: int,
-              work: Path, cpu: int | None = None) -> HarnessOutput:
+              work: Path, cpu: int | None = None,
+              rewrites: dict[str, Rewrite] | None = None) -> HarnessOutput:
     """Times the variants of a module already read and checked, at one placement."""
     ko = code.path
-    image = lay_out(code, variants, shift)
+    image = lay_out(code, variants, shift, rewrites)
     work.mkdir(parents=True, exist_ok=True)
     image_path = work / f"{ko.stem}+{shift}.image"
     image_path.write_bytes(image.data)
@@ -410,10 +507,19 @@ def guest_matrix(context: dict) -> dict:
                             "is this a run directory made by make bench?") from None
 
 
-def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]:
+@dataclass
+class Planned:
+    """One module the native stage runs: read once, with the variants it can time."""
+    code: ModuleCode
+    arch: str
+    config: str
+    variants: list[str]
+    refused: dict[str, str]    # variant -> why it is not timed
+
+
+def plan(run: Path, rewrites: dict[str, Rewrite]) -> tuple[dict, list[Planned], list[str]]:
     """Checks a run directory before anything is timed or written: (context, the modules to
-    run as (ModuleCode, arch, config), each read once, the skipped ones with why). Raises
-    Failure on bad input."""
+    run, the skipped ones with why). Raises Failure on bad input."""
     ctx_path = run / "context.json"
     if not ctx_path.exists():
         raise world.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
@@ -444,19 +550,23 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
         problems = check_runnable(code, matrix["variants"])
         if problems:
             raise ModuleError("; ".join(problems))
-        todo.append((code, *tag))
+        refused = refusals(code, matrix["variants"], rewrites)
+        todo.append(Planned(code, *tag, [v for v in matrix["variants"] if v not in refused],
+                            refused))
     return context, todo, skipped
 
 
 def time_module(code: ModuleCode, arch: str, config: str, variants, matrix: dict, shifts,
-                work: Path, cpu: int, run: Path, rows: list, first_rep: int = 0) -> dict:
+                work: Path, cpu: int, run: Path, rows: list, first_rep: int = 0,
+                rewrites: dict[str, Rewrite] | None = None) -> dict:
     """One module, read once, at every placement; adds its samples to `rows`, numbered from
     `first_rep` (a later round's follow an earlier one's), returns what the context records
     of it."""
     per_shift = {}
+    twin = [AA_TWIN] if AA_OF in variants else []
     for shift in shifts:
-        out = time_code(code, variants + [AA_TWIN], matrix["ns"], matrix["reps"],
-                        matrix["warmup"], shift, work, cpu)
+        out = time_code(code, list(variants) + twin, matrix["ns"], matrix["reps"],
+                        matrix["warmup"], shift, work, cpu, rewrites)
         accel = accel_name(shift)
         rows += [dict(arch=arch, config=config, accel=accel, state="disabled",
                       **dict(s, rep=s["rep"] + first_rep)) for s in out.samples]
@@ -475,25 +585,30 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     """Times every runnable module of `run` at every placement, `rounds` times over, and
     merges the samples into run/samples.csv (replacing that module's earlier native samples,
     so running again adds nothing twice). Returns the new rows."""
-    context, todo, skipped = plan(run)
+    vulns = host_vulnerabilities()
+    rewrites = host_rewrites(vulns, host_cpu_flags())
+    context, todo, skipped = plan(run, rewrites)
     for line in skipped:
         world.say(f"[tpbench] native: skipped {line}")
     if not todo:
         return []
     matrix = dict(guest_matrix(context), **(matrix_override or {}))
-    variants = matrix["variants"]
+    for p in todo:
+        p.variants = [v for v in matrix["variants"] if v not in p.refused]
+        for v, why in p.refused.items():
+            world.say(f"[tpbench] native: {p.arch}/{p.config}: {v} refused: {why}")
     rows, info = [], {}
     work = cfg.cache_root() / "native" / run.name
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
     cpu = max(os.sched_getaffinity(0)) if cpu is None else cpu
     try:
         for k in range(rounds):
-            for code, arch, config in todo:
-                with world.Stage(f"native {arch}/{config} on the host CPU, round {k + 1} of "
-                                 f"{rounds}"):
-                    info[f"{arch}/{config}"] = time_module(
-                        code, arch, config, variants, matrix, shifts, work, cpu, run, rows,
-                        first_rep=k * matrix["reps"])
+            for p in todo:
+                with world.Stage(f"native {p.arch}/{p.config} on the host CPU, round {k + 1} "
+                                 f"of {rounds}"):
+                    info[f"{p.arch}/{p.config}"] = time_module(
+                        p.code, p.arch, p.config, p.variants, matrix, shifts, work, cpu, run,
+                        rows, first_rep=k * matrix["reps"], rewrites=rewrites)
     except BaseException as e:
         # The guests' samples stay as they were; the run says what the native stage lacks.
         context["complete"] = False
@@ -505,7 +620,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     samples_path = run / "samples.csv"
     old = pd.read_csv(samples_path) if samples_path.exists() else pd.DataFrame()
     if not old.empty:
-        done = {(a, c) for _, a, c in todo}
+        done = {(p.arch, p.config) for p in todo}
         keep = [not (str(r.accel).startswith("native") and (r.arch, r.config) in done)
                 for r in old.itertuples()]
         old = old[keep]
@@ -521,6 +636,11 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         "aa_twin": f"{AA_TWIN}: {AA_OF} timed a second time",
         "shifts": list(shifts),
         "rounds": rounds,
+        "host_vulnerabilities": vulns,
+        # What the loader wrote at each kind of load-time site, as the host's kernel would.
+        "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
+                     for section, r in rewrites.items()},
+        "refused": {f"{p.arch}/{p.config}": p.refused for p in todo if p.refused},
     }
     if str(context.get("incomplete_reason")).startswith("native stage:"):
         # This stage failed before and has now run through: the run is whole again.

@@ -237,6 +237,7 @@ def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs
 class KernelBuild:
     arch: cfg.ArchParams
     config: cfg.KernelConfig
+    profile: cfg.BuildProfile
     src: Path
     build: Path
     key: str
@@ -246,16 +247,18 @@ class KernelBuild:
         return self.build / self.arch.image
 
 
-def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig) -> str:
+def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
+              profile: cfg.BuildProfile) -> str:
     tools = toolchain_versions(arch)
     toolhash = cfg.digest([f"{k}={tools[k]}".encode() for k in ("rustc", "bindgen", "gcc")])
-    return f"{source.key}-{arch.name}-{config.name}-{cfg.fragment_hash(arch, config)}-{toolhash}"
+    return (f"{source.key}-{arch.name}-{profile.name}-{config.name}-"
+            f"{cfg.fragment_hash(arch, config, profile)}-{toolhash}")
 
 
 def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelConfig,
-              log: Path) -> None:
+              profile: cfg.BuildProfile, log: Path) -> None:
     """tinyconfig + the fragments + olddefconfig, then every requested option must be there."""
-    fragments = cfg.fragment_paths(arch, config)
+    fragments = cfg.fragment_paths(arch, config, profile)
     kbuild_make(src, build, "tinyconfig", arch=arch, log=log)
     run(in_root(arch, [src / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
                        build / ".config", *fragments]), cwd=src, log=log,
@@ -266,7 +269,7 @@ def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelCo
         wanted.update(cfg.parse_kconfig(path.read_text()))
     lost = cfg.missing_options(wanted, (build / ".config").read_text())
     if lost:
-        raise Failure(f"{arch.name}/{config.name}: these requested options did not survive "
+        raise Failure(f"{arch.name}/{profile.name}/{config.name}: these requested options did not survive "
                       f"olddefconfig (probably due to unsatisfied dependencies): "
                       f"{', '.join(lost)}")
 
@@ -275,28 +278,31 @@ def build_image_and_modules(src: Path, build: Path, arch: cfg.ArchParams, log: P
     kbuild_make(src, build, Path(arch.image).name, "modules", arch=arch, log=log)
 
 
-def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig) -> KernelBuild:
+def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
+                 profile: cfg.BuildProfile = cfg.PROFILES[cfg.DEFAULT_PROFILE]) -> KernelBuild:
     """Configures and builds one kernel in its own O= directory, unless already built."""
-    key = build_key(source, arch, config)
+    key = build_key(source, arch, config, profile)
     build = cfg.cache_root() / f"build-{key}"
-    result = KernelBuild(arch, config, source.path, build, key)
+    result = KernelBuild(arch, config, profile, source.path, build, key)
+    name = f"{arch.name}/{profile.name}/{config.name}"
     stamp = build / ".tpbench-built"
     if stamp.exists() and result.image.exists():
-        say(f"[tpbench] kernel {arch.name}/{config.name}: cached at {build}")
+        say(f"[tpbench] kernel {name}: cached at {build}")
         return result
     build.mkdir(parents=True, exist_ok=True)
     log = build / "tpbench-build.log"
     log.write_text("")
-    with Stage(f"configure {arch.name}/{config.name}"):
-        configure(source.path, build, arch, config, log)
-    with Stage(f"build {arch.name}/{config.name} kernel and modules (log: {log})"):
+    with Stage(f"configure {name}"):
+        configure(source.path, build, arch, config, profile, log)
+    with Stage(f"build {name} kernel and modules (log: {log})"):
         build_image_and_modules(source.path, build, arch, log)
     stamp.write_text(key + "\n")
     return result
 
 
-def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams,
-                            configs) -> list[tuple[str, str, bool]]:
+def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams, configs,
+                            profile: cfg.BuildProfile = cfg.PROFILES[cfg.DEFAULT_PROFILE]
+                            ) -> list[tuple[str, str, bool]]:
     """Builds the tree after each patch of the series, for each config: every patch must build.
 
     Uses a worktree of the cached source repository, checked out commit by
@@ -310,7 +316,7 @@ def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams,
         run(["git", "worktree", "add", "--detach", tree, commits[0]], cwd=repo)
     results = []
     for config in configs:
-        build = cfg.cache_root() / f"bisect-{source.key}-{arch.name}-{config.name}"
+        build = cfg.cache_root() / f"bisect-{source.key}-{arch.name}-{profile.name}-{config.name}"
         build.mkdir(parents=True, exist_ok=True)
         for commit in commits:
             subject = run(["git", "log", "-1", "--format=%s", commit], cwd=repo).stdout.strip()
@@ -320,7 +326,7 @@ def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams,
             with Stage(f"bisect {config.name}: {subject}"):
                 try:
                     if not (build / ".config").exists():
-                        configure(tree, build, arch, config, log)
+                        configure(tree, build, arch, config, profile, log)
                     kbuild_make(tree, build, "olddefconfig", arch=arch, log=log)
                     build_image_and_modules(tree, build, arch, log)
                     results.append((subject, config.name, True))

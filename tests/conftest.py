@@ -20,6 +20,9 @@ RUST_ARCHS = [a for a in TEST_ARCHS if a in cfg.ARCHS and cfg.ARCHS[a].rust]
 # Those whose no_jump_label kernel is built too (default: all). Ten kernels do not fit in CI's
 # hour on a new machine, so `make test` names x86_64 and arm64 here; `make test-full` all.
 NO_JUMP_LABEL_ARCHS = os.environ.get("TEST_NO_JUMP_LABEL_ARCHS", " ".join(TEST_ARCHS)).split()
+# The build profile of every kernel the tests build: distro (what users run) in make test,
+# tiny too in make test-full.
+TEST_PROFILE = os.environ.get("TEST_PROFILE", cfg.DEFAULT_PROFILE)
 # The (arch, config) kernels the tests build and boot.
 KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS
            if c == "jump_label" or a in NO_JUMP_LABEL_ARCHS]
@@ -30,6 +33,9 @@ def pytest_configure(config):
     accel = os.environ.get("ACCEL", "auto")
     if accel not in cfg.ACCELS:
         raise pytest.UsageError(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
+    if TEST_PROFILE not in cfg.PROFILES:
+        raise pytest.UsageError(f"unknown TEST_PROFILE {TEST_PROFILE!r}; valid values: "
+                                f"{', '.join(cfg.PROFILES)}")
     unknown = [a for a in TEST_ARCHS + NO_JUMP_LABEL_ARCHS if a not in cfg.ARCHS]
     if unknown:
         raise pytest.UsageError(f"unknown architecture {unknown[0]!r} in TEST_ARCHS; "
@@ -70,8 +76,9 @@ def source_tree():
 
 @pytest.fixture(scope="session")
 def kernels(source_tree):
-    """Every kernel of KERNELS, built once (or taken from the cache)."""
-    return {(arch, name): world.build_kernel(source_tree, cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[name])
+    """Every kernel of KERNELS in TEST_PROFILE, built once (or taken from the cache)."""
+    return {(arch, name): world.build_kernel(source_tree, cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[name],
+                                             cfg.PROFILES[TEST_PROFILE])
             for arch, name in KERNELS}
 
 

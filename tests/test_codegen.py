@@ -7,7 +7,7 @@ from analysis.codegen import Site
 from tests.conftest import FIXTURES
 
 VARIANTS = ["c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load"]
-# Offsets of the __jump_table sites in that module (from analysis.jump_table on the .ko).
+# Offsets of the __jump_table sites in that module (from kelf.jump_table on the .ko).
 SITES = {"tpbench_c_trace": [Site("tpbench_c_trace", 0x21a, "nop2", "66 90")],
          "tpbench_rust_trace": [Site("tpbench_rust_trace", 0x4d4, "nop2", "66 90")],
          "tpbench_trace_helper": [Site("tpbench_trace_helper", 0x415, "nop2", "66 90")]}
@@ -134,7 +134,7 @@ def test_sites_are_matched_by_section_and_offset():
 
 
 # riscv64 (clang 14 and rustc 1.96), from `riscv64-linux-gnu-objdump -dr -j .text` of the
-# modules of a real run; the sites are those analysis.jump_table reads from its .ko.
+# modules of a real run; the sites are those kelf.jump_table reads from its .ko.
 RISCV_SITES = {(".text", a) for a in (0x2a0, 0x3c0, 0x4fc, 0x544)}
 RISCV_PATHS = {
     "jump_label": {
@@ -227,7 +227,7 @@ LOONGARCH_PATHS = {
     },
 }
 # The helper's object defines the tracepoint and reaches it through its section anchor
-# .LANCHOR0 (analysis.jump_table.tracepoint_anchor_relocations reads these from the .ko).
+# .LANCHOR0 (kelf.jump_table.tracepoint_anchor_relocations reads these from the .ko).
 LOONGARCH_ANCHORS = {"jump_label": set(), "no_jump_label": {(".text", 0x26c), (".text", 0x270)}}
 
 

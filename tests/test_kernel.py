@@ -3,7 +3,7 @@ for each architecture of TEST_ARCHS (default: x86_64, arm64, arm, riscv64 and lo
 
 import pytest
 
-from analysis.jump_table import read_jump_table, site_problems
+from kelf.jump_table import read_jump_table, site_problems
 from runner import config as cfg
 from runner import console, world
 from tests.conftest import KERNELS, OUT, RUST_ARCHS, TEST_ARCHS

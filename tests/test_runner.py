@@ -28,16 +28,51 @@ def test_missing_options_names_what_did_not_survive():
     assert cfg.missing_options(wanted, dotconfig + "CONFIG_C=y\n") == ["CONFIG_B", "CONFIG_C"]
 
 
+def wanted_options(arch, config, profile) -> dict[str, str]:
+    wanted = {}
+    for p in cfg.fragment_paths(arch, config, profile):
+        wanted.update(cfg.parse_kconfig(p.read_text()))
+    return wanted
+
+
 def test_fragments_request_what_the_issue_needs():
     for kc in cfg.KERNEL_CONFIGS.values():
-        wanted = {}
-        for p in cfg.fragment_paths(X86, kc):
-            wanted.update(cfg.parse_kconfig(p.read_text()))
-        for opt in ("RUST", "TRACEPOINTS", "EVENT_TRACING", "MODULES", "MODULE_UNLOAD",
-                    "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD", "DEBUG_FS", "SAMPLE_RUST_PRINT"):
-            assert wanted[f"CONFIG_{opt}"] == "y", opt
+        for profile in cfg.PROFILES.values():
+            wanted = wanted_options(X86, kc, profile)
+            for opt in ("RUST", "TRACEPOINTS", "EVENT_TRACING", "MODULES", "MODULE_UNLOAD",
+                        "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD", "DEBUG_FS",
+                        "SAMPLE_RUST_PRINT"):
+                assert wanted[f"CONFIG_{opt}"] == "y", opt
+    distro = wanted_options(X86, cfg.KERNEL_CONFIGS["jump_label"], cfg.PROFILES["distro"])
+    tiny = wanted_options(X86, cfg.KERNEL_CONFIGS["jump_label"], cfg.PROFILES["tiny"])
+    assert distro["CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE"] == "y"
+    assert tiny["CONFIG_CC_OPTIMIZE_FOR_SIZE"] == "y" and tiny["CONFIG_FUNCTION_TRACER"] == "n"
+    # The profile's fragments come before the config's: jump_label decides CONFIG_JUMP_LABEL.
+    assert cfg.fragment_paths(X86, cfg.KERNEL_CONFIGS["no_jump_label"],
+                              cfg.PROFILES["distro"])[-1].name == "no_jump_label.config"
     assert cfg.parse_kconfig((cfg.CONFIGS / "no_jump_label.config").read_text()) == \
         {"CONFIG_JUMP_LABEL": "n"}
+
+
+DEBIAN_CONFIGS = Path("/usr/src/linux-config-6.12")
+
+
+def test_the_distro_profile_is_debians_own_config():
+    """Every option the distro fragments of x86_64 ask for has the value Debian's amd64
+    config gives it (linux-config-6.12, the package of this host's architecture), but the
+    ones each fragment says it leaves out on purpose."""
+    debian = cfg.parse_kconfig(subprocess.run(
+        ["xzcat", DEBIAN_CONFIGS / "config.amd64_none_amd64.xz"], capture_output=True,
+        text=True, check=True).stdout)
+    profile = cfg.PROFILES["distro"]
+    wanted = {}
+    for name in profile.fragments(X86):
+        wanted.update(cfg.parse_kconfig((cfg.CONFIGS / name).read_text()))
+    differ = {k: (v, debian.get(k, "n")) for k, v in wanted.items() if debian.get(k, "n") != v}
+    assert differ == {}
+    assert len(wanted) >= 30
+    # Left out, each with its reason in the fragment: a KVM host's mitigation.
+    assert debian["CONFIG_MITIGATION_VMSCAPE"] == "y" and "CONFIG_MITIGATION_VMSCAPE" not in wanted
 
 
 def test_cache_keys_follow_content(tmp_path, monkeypatch):

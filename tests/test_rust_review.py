@@ -146,7 +146,8 @@ def test_review_outputs_are_kept_only_for_a_step_that_finished(tmp_path, monkeyp
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "vmlinux").write_text("built")
-    kb = world.KernelBuild(cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"], tmp_path,
+    kb = world.KernelBuild(cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"],
+                           cfg.PROFILES["distro"], tmp_path,
                            tmp_path / "build", "key-1")
     calls = []
 

@@ -227,10 +227,36 @@ static void fire_and_copy_trace(int out, const char *variant_list, const char *o
 	put(out, "tpbench: records end\n");
 }
 
+/*
+ * What the kernel chose against each CPU vulnerability for QEMU's CPU model, as
+ * on real hardware: one console line per file of 6.12's
+ * /sys/devices/system/cpu/vulnerabilities that this kernel has.
+ */
+static void report_vulnerabilities(void)
+{
+	static const char *const names[] = {
+		"gather_data_sampling", "itlb_multihit", "l1tf", "mds", "meltdown",
+		"mmio_stale_data", "reg_file_data_sampling", "retbleed",
+		"spec_rstack_overflow", "spec_store_bypass", "spectre_v1", "spectre_v2",
+		"srbds", "tsx_async_abort", "indirect_target_selection", "tsa", "vmscape",
+	};
+	char path[128], line[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		strcpy(path, "/sys/devices/system/cpu/vulnerabilities/");
+		strcat(path, names[i]);
+		if (read_line(path, line, sizeof(line))[0])
+			printf("tpbench-vulnerability %s: %s\n", names[i], line);
+	}
+}
+
 static void bench(int out)
 {
 	char line[512];
 	long ret;
+
+	report_vulnerabilities();
 
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	printf("tpbench-init: insmod /tpbench.ko %s\n", modargs);

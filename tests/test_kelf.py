@@ -1,6 +1,6 @@
 """The jump table decoder and site check, on fixed entries (no kernel needed)."""
 
-from analysis.jump_table import JumpEntry, site_problems
+from kelf.jump_table import JumpEntry, site_problems
 
 KEY = "__tracepoint_rust_sample_loaded"
 FUNC = "_RNvXCs_15rust_print_mainNtB2_9RustPrint6Module4init"

@@ -1,0 +1,25 @@
+"""The sections through which an x86_64 kernel rewrites a module's code as it loads it.
+
+Each entry of these sections is the address of one instruction in the module's
+text. What the kernel writes there depends on the CPU and on what the kernel
+chose against its vulnerabilities (arch/x86/kernel/alternative.c, ftrace), so
+the bytes in the .ko file are not always the bytes that run.
+"""
+
+# section -> what the kernel does with each site it lists
+REWRITE_SECTIONS = {
+    "__mcount_loc": "ftrace turns each `call __fentry__` into a 5-byte NOP when the module "
+                    "loads (and back into a call when a function tracer is attached)",
+    ".return_sites": "apply_returns() turns each `jmp __x86_return_thunk` into `ret` (padded "
+                     "with int3) unless the CPU's retbleed, SRSO or ITS mitigation sends "
+                     "returns through a thunk",
+    ".retpoline_sites": "apply_retpolines() leaves each call through "
+                        "`__x86_indirect_thunk_<reg>` to the retpoline, or turns it into a "
+                        "plain indirect call, as the spectre_v2 mitigation asks",
+    ".call_sites": "callthunks_patch_module_calls() sends each call through a depth-"
+                   "accounting thunk when retbleed=stuff (call depth tracking) is on",
+    ".altinstructions": "apply_alternatives() replaces instructions by others for the CPU's "
+                        "features",
+    ".ibt_endbr_seal": "apply_seal_endbr() turns an `endbr64` that no indirect call reaches "
+                       "into a NOP when the CPU enforces IBT",
+}
