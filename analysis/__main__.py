@@ -8,6 +8,7 @@ import pandas as pd
 
 from analysis import codegen, plots, report, size, stats, validate
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
+from kelf.rewrites import no_return_thunk
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -65,6 +66,8 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
         codegen.add_aliases(funcs, function_aliases(ko))
         codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
+        guest = context["configs"].get(f"{arch}/{config}", {})
+        codegen.as_loaded(funcs, return_thunk=not no_return_thunk(guest.get("vulnerabilities", {})))
         sites = codegen.sites_by_function(ko)
         mine = stats.guest(samples)
         mine = stats.rows(mine, arch=arch, config=config)

@@ -199,6 +199,23 @@ class WalkError(Exception):
     pass
 
 
+FTRACE_NOTE = "# call __fentry__ in the file: ftrace's NOP once loaded"
+
+
+def as_loaded(funcs: dict[str, Function], return_thunk: bool) -> None:
+    """The x86_64 code as the kernel runs it once it loaded the module (kelf.rewrites): each
+    `call __fentry__` is ftrace's NOP, and, when the kernel uses no return thunk, each
+    `jmp __x86_return_thunk` is `ret`. The operands say what the file holds."""
+    for f in funcs.values():
+        for insn in f.insns:
+            if insn.reloc == "__fentry__" and is_call(insn.mnemonic):
+                insn.mnemonic, insn.reloc = "nop", None
+                insn.operands = FTRACE_NOTE
+            elif insn.reloc == "__x86_return_thunk" and is_jump(insn.mnemonic) and not return_thunk:
+                insn.mnemonic, insn.reloc = "ret", None
+                insn.operands = "# jmp __x86_return_thunk in the file: apply_returns() writes ret"
+
+
 def is_key_symbol(name: str | None) -> bool:
     """A relocation that names a tracepoint's key: the tracepoint (the key is one of its
     fields), or the __tracepoints section where the module defines its own."""
@@ -680,6 +697,7 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
             site = is_site(funcs[fn], i, sites)
             taken = branch and not site and (nxt_fn, nxt.addr) != (fn, i.end)
             words.append(f"{i.mnemonic}{' (NOP site)' if site else ''}"
+                         + (" (ftrace)" if FTRACE_NOTE in i.operands else "")
                          + (" (load)" if loads_data(i) else "")
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))

@@ -23,3 +23,15 @@ REWRITE_SECTIONS = {
     ".ibt_endbr_seal": "apply_seal_endbr() turns an `endbr64` that no indirect call reaches "
                        "into a NOP when the CPU enforces IBT",
 }
+
+
+def no_return_thunk(vulns: dict[str, str]) -> bool:
+    """True when a kernel that says `vulns` (its /sys/devices/system/cpu/vulnerabilities,
+    file name -> line) sends no return through a thunk, so that apply_returns() writes
+    `ret`: none of retbleed, SRSO and ITS is mitigated by one. Kernels word their thunks
+    differently from version to version, so only these plain states count as "none"."""
+    plain = ("Not affected", "Vulnerable")
+    srso = vulns.get("spec_rstack_overflow", "Not affected")
+    return (vulns.get("retbleed", "Not affected").startswith(plain)
+            and (srso in plain or srso.startswith("Vulnerable: No microcode"))
+            and vulns.get("indirect_target_selection", "Not affected").startswith(plain))

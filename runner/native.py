@@ -38,7 +38,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from kelf.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
-from kelf.rewrites import REWRITE_SECTIONS
+from kelf.rewrites import REWRITE_SECTIONS, no_return_thunk
 from runner import bench, world
 from runner import config as cfg
 
@@ -82,17 +82,6 @@ class Rewrite:
     or "keep" (the bytes stay), or None when this loader cannot reproduce it."""
     action: str | None
     why: str
-
-
-def no_return_thunk(vulns: dict[str, str]) -> bool:
-    """True when the host's kernel sends no return through a thunk: neither retbleed, nor
-    SRSO, nor ITS is mitigated by one. Wordings a kernel may use for a thunk differ between
-    versions, so only these plain states count as "none"."""
-    plain = ("Not affected", "Vulnerable")
-    return (vulns.get("retbleed", "Not affected").startswith(plain)
-            and (vulns.get("spec_rstack_overflow", "Not affected") in plain
-                 or vulns.get("spec_rstack_overflow", "").startswith("Vulnerable: No microcode"))
-            and vulns.get("indirect_target_selection", "Not affected").startswith(plain))
 
 
 def host_rewrites(vulns: dict[str, str], cpu_flags: set[str]) -> dict[str, Rewrite]:

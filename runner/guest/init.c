@@ -245,7 +245,7 @@ static void report_vulnerabilities(void)
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		strcpy(path, "/sys/devices/system/cpu/vulnerabilities/");
-		strcat(path, names[i]);
+		strncat(path, names[i], sizeof(path) - strlen(path) - 1);
 		if (read_line(path, line, sizeof(line))[0])
 			printf("tpbench-vulnerability %s: %s\n", names[i], line);
 	}
