@@ -3,6 +3,7 @@ tools of the same version as rustc-web (rust-web-clippy's clippy-driver, rustdoc
 in a copy of a cached kernel build, so the cache is never rebuilt with other flags, and
 what it produced is cached as the builds are (see review_outputs)."""
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def copy_of(kb, tmp_path) -> world.KernelBuild:
     dst = tmp_path / "build"
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(kb.build, dst, symlinks=True)
-    return world.KernelBuild(kb.arch, kb.config, kb.src, dst, kb.key)
+    return dataclasses.replace(kb, build=dst)
 
 
 def warnings(log_text: str) -> list[str]:
