@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis import sites, size, stats, validate
 from analysis.plots import ordered
+from kelf.rewrites import no_return_thunk
 from runner import console, matrix, records
 
 STATE_ORDER = matrix.STATES
@@ -554,7 +555,45 @@ def sources(summary: pd.DataFrame, context: dict) -> list[str]:
         else:
             out.append(f"- {name}: no native measurement (the native stage runs modules of "
                        "the host's architecture, x86_64, only)")
-    return out + [""]
+    return out + [""] + mitigations(context)
+
+
+# The vulnerabilities files whose choice decides what a call, a return or an indirect call
+# costs in a module's code.
+CALL_PATH_VULNERABILITIES = ("spectre_v2", "retbleed", "spec_rstack_overflow",
+                             "indirect_target_selection")
+
+
+def mitigations(context: dict) -> list[str]:
+    """What each guest's kernel, and the host's for the native stage, chose against the CPU
+    vulnerabilities that touch a call's path, and what that means for the helper's call/ret."""
+    out = []
+    for name, c in context["configs"].items():
+        vulns = c.get("vulnerabilities")
+        if not vulns or not name.startswith("x86_64/"):
+            continue
+        said = "; ".join(f"{k}: {vulns[k]}" for k in CALL_PATH_VULNERABILITIES if k in vulns)
+        ret = ("so it patched every `jmp __x86_return_thunk` back to `ret`: the helper's "
+               "call and return are a plain `call` and `ret`"
+               if no_return_thunk(vulns) else
+               "so every return goes through a return thunk: the helper's `ret` is a jump "
+               "to it and its own return (the codegen walk counts `ret`, and would fail)")
+        out.append(f"- {name} guest kernel, for QEMU's CPU model: {said}; {ret}. Retpolines "
+                   "change indirect calls alone.")
+    about = context.get("native_about", {})
+    if about.get("rewrites"):
+        host = about.get("host_vulnerabilities", {})
+        said = "; ".join(f"{k}: {host[k]}" for k in CALL_PATH_VULNERABILITIES if k in host)
+        applied = [f"{section} ({r['action']})" for section, r in about["rewrites"].items()
+                   if r["action"] not in ("refuse", "keep")]
+        refused = [f"{where} {v}: {why}" for where, vs in about.get("refused", {}).items()
+                   for v, why in vs.items()]
+        out.append(f"- native: the host's kernel says {said}. The loader wrote what that "
+                   f"kernel writes at load time: {', '.join(applied) or 'nothing'}; "
+                   + (f"refused: {'; '.join(refused)}." if refused else
+                      "no variant reached a site it does not reproduce."))
+    return (["Mitigations (the kernels' choices at boot, from "
+             "/sys/devices/system/cpu/vulnerabilities):", "", *out, ""] if out else [])
 
 
 # What each of the module's KTAP tests checks, by name; a run's report lists the tests its
