@@ -403,6 +403,30 @@ EXPECTED_DISTRO = {
         "rust_count_call": 53, "c_txn_base": 7, "rust_txn_base": 5, "c_txn": 84,
         "rust_txn": 85, "c_dense": 706, "rust_dense": 723,
     },
+    ("arm64", "no_jump_label", "disabled"): {
+        "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3,
+        "c_trace": 6,          # ldr (count); cmp; b.gt; add; cmp; b.ne
+        "rust_trace": 6,       # add; cmp; b.eq; ldr (count); cmp; b.lt
+        "rust_helper": 21,     # add; bl; [nop; nop (ftrace); paciasp; stp; adrp; mov; add; stp;
+                               # mov; ldr (count); cmp; b.gt; ldp; ldp; autiasp; ret]; cmp; mov;
+                               # b.ne: without jump labels GCC gives the helper a frame, and
+                               # pointer authentication signs and checks its return address
+        "rust_load": 6,        # the same code as rust_trace
+        "rust_count_call": 11,  # add; cmp; b.eq; mov; bl; [nop; nop; ldr; ret]; cmp; b.lt
+        "c_txn_base": 7, "rust_txn_base": 5,
+        "c_txn": 10,           # c_txn_base's and; ubfiz; add; add (t); ldr (count); cmp; b.gt;
+                               # add; cmp; b.ne: no field loads
+        "rust_txn": 11,        # add; cmp; b.eq; and; umaddl (t); ldr x3 (fields); ldr (count);
+                               # cmp; b.le
+        "c_dense": 51,         # 16 x [ldr (count); cmp; b.gt]; add; cmp; b.ne
+        "rust_dense": 51,      # add; cmp; b.eq; 16 x [ldr (count); cmp; b.le]
+    },
+    ("arm64", "no_jump_label", "enabled"): {
+        "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3,
+        "c_trace": 52, "rust_trace": 48, "rust_helper": 49, "rust_load": 48,
+        "rust_count_call": 53, "c_txn_base": 7, "rust_txn_base": 5, "c_txn": 87,
+        "rust_txn": 81, "c_dense": 787, "rust_dense": 708,
+    },
 }
 
 EXPECTED = {"tiny": EXPECTED_TINY, "distro": EXPECTED_DISTRO}
