@@ -29,6 +29,25 @@ def test_a_matrix_an_architecture_cannot_run_is_refused_before_anything_runs(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("profiles, words", [
+    (("fast",), "unknown build profile 'fast'; valid: distro, tiny"),
+    (("distro", "distro"), "name each build profile once, not distro distro"),
+])
+def test_a_bad_build_profile_is_refused_before_anything_runs(tmp_path, profiles, words):
+    with pytest.raises(world.Failure, match=re.escape(words)):
+        bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
+                         profile_names=profiles)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_build_profile_is_a_usage_error(tmp_path, capsys):
+    from runner import __main__ as cli
+    assert cli.main(["bench", "--data", str(tmp_path), "--profiles", "distro,fast"]) == 2
+    assert cli.main(["kernels", "--profiles", "fast"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("unknown build profile 'fast'") == 2 and "Traceback" not in err
+
+
 def test_an_architecture_without_rust_runs_the_c_variants():
     params = bench.BenchParams().for_arch(cfg.ARCHS["arm"])
     assert params.variants == ("c_empty", "c_base", "c_trace", "c_txn_base", "c_txn", "c_dense")

@@ -103,3 +103,12 @@ def test_insmod_statuses_from_a_real_results_channel():
     # A failing module_init() (test_static_keys returns -EINVAL) and noise around the lines.
     assert console.insmod_statuses(["tpbench: x", "insmod test_static_keys 22", "insmod y"]) == {
         "test_static_keys": 22}
+
+
+def test_the_guests_mitigations_are_read_from_its_console():
+    lines = ["[    2.1] tpbench-vulnerability retbleed: Not affected",
+             "tpbench-vulnerability spectre_v2: Mitigation: Retpolines; STIBP: disabled",
+             "tpbench-init: started"]
+    assert console.vulnerabilities(lines) == {
+        "retbleed": "Not affected", "spectre_v2": "Mitigation: Retpolines; STIBP: disabled"}
+    assert console.vulnerabilities((FIXTURES / "console-clean-jump_label.log").read_text().splitlines()) == {}
