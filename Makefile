@@ -16,6 +16,8 @@ export TEST_NO_JUMP_LABEL_ARCHS
 # Build profiles for make bench: distro (-O2, Debian's mitigations and function tracer: what
 # users run) by default; PROFILES="distro tiny" adds tinyconfig's -Os build to the same run.
 PROFILES ?= distro
+# The architectures the further profiles are measured on (default: all of ARCHS).
+COMPARE_ARCHS ?=
 # The profile make test builds and checks; make test-full checks tiny too.
 TEST_PROFILE ?= distro
 export TEST_PROFILE
@@ -48,6 +50,7 @@ help:
 	@echo "  TEST_NO_JUMP_LABEL_ARCHS=...  those make test also boots without jump labels"
 	@echo "                       [$(TEST_NO_JUMP_LABEL_ARCHS)]"
 	@echo "  PROFILES=\"distro tiny\" build profiles for make bench, the first the headline's [$(PROFILES)]"
+	@echo "  COMPARE_ARCHS=...    the architectures of the further profiles [all of ARCHS]"
 	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
@@ -70,7 +73,7 @@ check-series: deps
 bench: deps
 	@set -e; start=$$(date +%s); \
 	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
-		--accel $(ACCEL) $(QUICK_ARGS)); \
+		--compare-archs "$(COMPARE_ARCHS)" --accel $(ACCEL) $(QUICK_ARGS)); \
 	for dir in $$($(PYTHON) -m analysis profile-runs --run $$run); do \
 		$(PYTHON) -m runner native --run $$dir; \
 		echo "[tpbench] analysis of $$dir ..." >&2; \

@@ -107,7 +107,8 @@ def cmd_bench(args) -> int:
         raise world.Failure("; ".join(problems))
     run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
                            bench.parse_list(args.archs),
-                           profile_names=bench.parse_list(args.profiles))
+                           profile_names=bench.parse_list(args.profiles),
+                           compare_archs=bench.parse_list(args.compare_archs))
     print(run)
     return 0
 
@@ -141,6 +142,8 @@ def main(argv=None) -> int:
     p.add_argument("--archs", default="x86_64", help="space- or comma-separated")
     p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE,
                    help="build profiles, space- or comma-separated; the first is the run's own")
+    p.add_argument("--compare-archs", default="",
+                   help="the architectures of the further profiles (default: all of --archs)")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
     p.add_argument("--accel", default="auto")
     defaults = bench.BenchParams()

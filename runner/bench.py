@@ -178,12 +178,13 @@ def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
 
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
                arch_names=("x86_64",), timeout: float = 900, only=None,
-               profile_names=(cfg.DEFAULT_PROFILE,)) -> Path:
+               profile_names=(cfg.DEFAULT_PROFILE,), compare_archs=None) -> Path:
     """Runs every (architecture, config), or those of the set `only` of (arch, config) names,
     for each build profile; returns the run directory. The first profile's results are the
     run directory's own; each further profile's are a run directory of their own inside it,
-    named after the profile (data/<run-id>/tiny/). Raises world.Failure on a bad run, after
-    marking the run incomplete with the reason."""
+    named after the profile (data/<run-id>/tiny/), measured on `compare_archs` (default:
+    every architecture). Raises world.Failure on a bad run, after marking the run
+    incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
         problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
@@ -195,6 +196,11 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
             problems.append(f"unknown build profile {name!r}; valid: {', '.join(cfg.PROFILES)}")
     if not profile_names or len(set(profile_names)) != len(profile_names):
         problems.append(f"name each build profile once, not {' '.join(profile_names) or 'none'}")
+    compare_archs = tuple(compare_archs or arch_names)
+    for name in compare_archs:
+        if name not in arch_names:
+            problems.append(f"the further profiles' architecture {name!r} is not among the "
+                            f"run's ({', '.join(arch_names)})")
     for name in arch_names:
         if name not in cfg.ARCHS:
             problems.append(f"unknown architecture {name!r}; supported: {', '.join(cfg.ARCHS)}")
@@ -210,8 +216,9 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for k, profile in enumerate(profiles):
         where = run if k == 0 else run / profile.name
         where.mkdir(exist_ok=True)
+        mine = archs if k == 0 else [a for a in archs if a.name in compare_archs]
         try:
-            run_profile(source, where, profile, profiles, archs, config_names, accel, params,
+            run_profile(source, where, profile, profiles, mine, config_names, accel, params,
                         timeout, only)
         except BaseException as e:
             if k > 0:   # the first profile's own context already says why

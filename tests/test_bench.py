@@ -40,6 +40,14 @@ def test_a_bad_build_profile_is_refused_before_anything_runs(tmp_path, profiles,
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_further_profiles_run_on_the_runs_architectures(tmp_path):
+    with pytest.raises(world.Failure, match="the further profiles' architecture 'riscv64' is "
+                                            "not among the run's"):
+        bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
+                         profile_names=("distro", "tiny"), compare_archs=("riscv64",))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_bad_build_profile_is_a_usage_error(tmp_path, capsys):
     from runner import __main__ as cli
     assert cli.main(["bench", "--data", str(tmp_path), "--profiles", "distro,fast"]) == 2
