@@ -123,7 +123,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     # The size figure: bytes against sites, of the modules with jump labels.
     growth = {key: size.bytes_for_sites(rows) for key, rows in sizes.items()
               if key[1] == "jump_label"}
-    plots.render(samples, summary, run / "plots", {k: g for k, g in growth.items() if g})
+    plots.render(samples, summary, run / "plots", {k: g for k, g in growth.items() if g},
+                 report.profile_of(context))
     code = tagged(run, "codegen-", ".txt")
     checks = tagged(run, "codegen-checks-", ".txt")
     text = report.render(run, summary, context, code, checks, REPO, paths, sizes, others)

@@ -1,5 +1,6 @@
 """Plots with gnuplot (pngcairo and svg): data files plus a script, run once per format."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -182,11 +183,19 @@ def size_figure_script(titles: list[str], ext: str) -> list[str]:
             f'lw 2 title word("{" ".join(t.replace(" ", "_") for t in titles)}", i + 1)']
 
 
+def titled(script_text: str, profile: str | None) -> str:
+    """Every figure's title names the build profile its kernels were built with."""
+    if not profile:
+        return script_text
+    return re.sub(r'^(set title "|set multiplot layout \S+ title ")',
+                  rf"\g<1>{profile} build: ", script_text, flags=re.M)
+
+
 def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
-           growth: dict | None = None) -> list[Path]:
+           growth: dict | None = None, profile: str | None = None) -> list[Path]:
     """Per-panel plots of the guest runs, the headline figure of site costs (guest and
     native side by side), and, given `growth` ((arch, config) -> size.bytes_for_sites), the
-    figure of bytes against sites."""
+    figure of bytes against sites; each title names the build `profile`."""
     meta = write_data(stats.guest(samples), stats.guest(summary), outdir)
     panels = stats.panels(summary)
     figure = site_figure_data(sites.site_costs(summary), panels, outdir)
@@ -200,7 +209,7 @@ def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
             + [f"set terminal {term} noenhanced"] + size_figure_script(titles, ext)
             + [f"set terminal {term.replace('900,560', '900,760')} noenhanced"]
             + driver_figure_script(driver, ext)) + "\n"
-        (outdir / f"plots-{ext}.gp").write_text(text)
+        (outdir / f"plots-{ext}.gp").write_text(titled(text, profile))
         # Relative names, run from the plot directory: the scripts hold no host paths.
         subprocess.run(["gnuplot", f"plots-{ext}.gp"], cwd=outdir, check=True,
                        capture_output=True, text=True)
