@@ -353,11 +353,12 @@ EXPECTED_DISTRO = {
         "rust_load": 30,       # rust_trace's enabled path with the count's test for the site
         "rust_count_call": 35,  # rust_load plus the call of the count reader [endbr64; nop; mov; ret]
         "c_txn_base": 7, "rust_txn_base": 7,
-        "c_txn": 42,           # 11 of the disabled path (jmp for NOP) ; __DO_TRACE 8; moves of
-                               # four arguments; call; the probe's 19 ... as measured
-        "rust_txn": 55,
-        "c_dense": 307,        # 16 sites enabled: 19 + 16 x 18
-        "rust_dense": 435,     # 16 calls of rust_do_trace_tpbench_hit
+        "c_txn": 42,           # mov; and; lea; lea (t); mov x3 (fields); jmp (site); __DO_TRACE
+                               # 8; call; probe 20 [endbr64; nop (ftrace); 17 that count and
+                               # compare the fields; ret]; decl; jne; add; cmp; jne
+        "rust_txn": 55,        # the same, through rust_do_trace_tpbench_txn: 13 more
+        "c_dense": 307,        # 16 x 19 (each site as c_trace's, plus its argument); add; cmp; jne
+        "rust_dense": 435,     # 16 x 27 (each site as rust_trace's); inc; cmp; jne
     },
     ("x86_64", "no_jump_label", "disabled"): {
         "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3,
