@@ -428,6 +428,18 @@ EXPECTED_DISTRO = {
         "rust_count_call": 53, "c_txn_base": 7, "rust_txn_base": 5, "c_txn": 87,
         "rust_txn": 81, "c_dense": 787, "rust_dense": 708,
     },
+    # arm (ARMv7 A32, GCC 12, C only): as arm64's C loops.
+    ("arm", "jump_label", "disabled"): {
+        "c_empty": 3,          # add; cmp; bne
+        "c_base": 3,           # add; cmp; bhi
+        "c_trace": 4,          # nop (site); add; cmp; bne
+        "c_txn_base": 5,       # and; mla (t); add; cmp; bne
+        "c_txn": 6,            # and; mla (t); nop (site); add; cmp; bne: no loads
+        "c_dense": 19,         # 16 nops (sites); add; cmp; bne
+    },
+    ("arm", "jump_label", "enabled"): {
+        "c_empty": 3, "c_base": 3, "c_trace": 36, "c_txn_base": 5, "c_txn": 78, "c_dense": 531,
+    },
 }
 
 EXPECTED = {"tiny": EXPECTED_TINY, "distro": EXPECTED_DISTRO}
