@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import codegen, plots, report, size, stats, validate
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
-from kelf.rewrites import no_return_thunk
+from kelf.rewrites import no_return_thunk, patchable_entries
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -67,7 +67,8 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         codegen.add_aliases(funcs, function_aliases(ko))
         codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
         guest = context["configs"].get(f"{arch}/{config}", {})
-        codegen.as_loaded(funcs, return_thunk=not no_return_thunk(guest.get("vulnerabilities", {})))
+        codegen.as_loaded(funcs, return_thunk=not no_return_thunk(guest.get("vulnerabilities", {})),
+                          ftrace_entries=patchable_entries(ko))
         sites = codegen.sites_by_function(ko)
         mine = stats.guest(samples)
         mine = stats.rows(mine, arch=arch, config=config)

@@ -202,11 +202,25 @@ class WalkError(Exception):
 FTRACE_NOTE = "# call __fentry__ in the file: ftrace's NOP once loaded"
 
 
-def as_loaded(funcs: dict[str, Function], return_thunk: bool) -> None:
-    """The x86_64 code as the kernel runs it once it loaded the module (kelf.rewrites): each
-    `call __fentry__` is ftrace's NOP, and, when the kernel uses no return thunk, each
-    `jmp __x86_return_thunk` is `ret`. The operands say what the file holds."""
+# riscv64 with compressed instructions leaves ftrace four 2-byte c.nop at a function's entry;
+# ftrace_make_nop() writes two 4-byte nop there when the module loads.
+RISCV_FTRACE_NOPS = (4, 2)
+
+
+def as_loaded(funcs: dict[str, Function], return_thunk: bool,
+              ftrace_entries: set[tuple[str, int]] = frozenset()) -> None:
+    """The code as the kernel runs it once it loaded the module (kelf.rewrites): on x86_64
+    each `call __fentry__` is ftrace's NOP, and, when the kernel uses no return thunk, each
+    `jmp __x86_return_thunk` is `ret`; on riscv64 the four c.nop of each entry in
+    `ftrace_entries` are two nop. The operands say what the file holds."""
     for f in funcs.values():
+        if (f.section, f.start) in ftrace_entries and [
+                (i.mnemonic, len(i.raw)) for i in f.insns[:RISCV_FTRACE_NOPS[0]]] == [
+                ("nop", 2)] * RISCV_FTRACE_NOPS[0]:
+            first = f.insns[0]
+            f.insns[:RISCV_FTRACE_NOPS[0]] = [
+                Insn(first.addr + 4 * k, bytes.fromhex("13000000"), "nop", FTRACE_NOTE)
+                for k in range(RISCV_FTRACE_NOPS[1])]
         for insn in f.insns:
             if insn.reloc == "__fentry__" and is_call(insn.mnemonic):
                 insn.mnemonic, insn.reloc = "nop", None

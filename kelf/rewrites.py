@@ -6,6 +6,8 @@ chose against its vulnerabilities (arch/x86/kernel/alternative.c, ftrace), so
 the bytes in the .ko file are not always the bytes that run.
 """
 
+from elftools.elf.elffile import ELFFile
+
 # section -> what the kernel does with each site it lists
 REWRITE_SECTIONS = {
     "__mcount_loc": "ftrace turns each `call __fentry__` into a 5-byte NOP when the module "
@@ -35,3 +37,21 @@ def no_return_thunk(vulns: dict[str, str]) -> bool:
     return (vulns.get("retbleed", "Not affected").startswith(plain)
             and (srso in plain or srso.startswith("Vulnerable: No microcode"))
             and vulns.get("indirect_target_selection", "Not affected").startswith(plain))
+
+
+def patchable_entries(path) -> set[tuple[str, int]]:
+    """(section, offset) of each function entry that __patchable_function_entries lists:
+    the NOPs the compiler left for ftrace (-fpatchable-function-entry), which ftrace
+    rewrites at load (on riscv64 the four 2-byte c.nop become two 4-byte nop)."""
+    found = set()
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        rela = elf.get_section_by_name(".rela__patchable_function_entries")
+        if rela is None:
+            return found
+        symtab = elf.get_section(rela["sh_link"])
+        for r in rela.iter_relocations():
+            sym = symtab.get_symbol(r["r_info_sym"])
+            if isinstance(sym["st_shndx"], int):
+                found.add((elf.get_section(sym["st_shndx"]).name, sym["st_value"] + r["r_addend"]))
+    return found

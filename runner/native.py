@@ -586,6 +586,8 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         p.variants = [v for v in matrix["variants"] if v not in p.refused]
         for v, why in p.refused.items():
             world.say(f"[tpbench] native: {p.arch}/{p.config}: {v} refused: {why}")
+    refused = {f"{p.arch}/{p.config}": p.refused for p in todo if p.refused}
+    todo = [p for p in todo if p.variants]
     rows, info = [], {}
     work = cfg.cache_root() / "native" / run.name
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
@@ -629,7 +631,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         # What the loader wrote at each kind of load-time site, as the host's kernel would.
         "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
                      for section, r in rewrites.items()},
-        "refused": {f"{p.arch}/{p.config}": p.refused for p in todo if p.refused},
+        "refused": refused,
     }
     if str(context.get("incomplete_reason")).startswith("native stage:"):
         # This stage failed before and has now run through: the run is whole again.

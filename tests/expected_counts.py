@@ -440,6 +440,32 @@ EXPECTED_DISTRO = {
     ("arm", "jump_label", "enabled"): {
         "c_empty": 3, "c_base": 3, "c_trace": 36, "c_txn_base": 5, "c_txn": 78, "c_dense": 531,
     },
+    # riscv64 (clang 14 and rustc 1.96): ftrace's entry is four c.nop in the file, two nop
+    # once loaded ("nop (ftrace)").
+    ("riscv64", "jump_label", "disabled"): {
+        "c_empty": 2,          # add; bne
+        "rust_empty": 3,       # add; mv; bne
+        "c_base": 2,           # add; bltu
+        "rust_base": 2,        # add; bltu
+        "c_trace": 3,          # nop (site); add; bne
+        "rust_trace": 3,       # nop (site); add; bne
+        "rust_helper": 17,     # add; auipc; jalr; [nop; nop (ftrace); add; sd x3; nop (site);
+                               # ld x3; add; ret]; mv; bne: clang gives the -O2 helper a frame
+        "rust_load": 4,        # add; beq; lw (count); blez
+        "rust_count_call": 10,  # add; beq; mv; auipc; jalr; [nop; nop (ftrace); lw; ret]; blez
+        "c_txn_base": 5,       # and; mul; add; add (t); bne
+        "rust_txn_base": 7,    # and; add; sll; sll; add; add (t); bne
+        "c_txn": 9,            # and; mul; add (t); ld; lw; ld (fields); nop (site); add; bne
+        "rust_txn": 11,        # and; sll; sll; add; add (t); ld; lw; ld (fields); nop; add; bne
+        "c_dense": 19,         # a nop; 16 nops (sites); add; bne
+        "rust_dense": 18,      # 16 nops (sites); add; bne
+    },
+    ("riscv64", "jump_label", "enabled"): {
+        "c_empty": 2, "rust_empty": 3, "c_base": 2, "rust_base": 2,
+        "c_trace": 56, "rust_trace": 57, "rust_helper": 56, "rust_load": 55,
+        "rust_count_call": 61, "c_txn_base": 5, "rust_txn_base": 7, "c_txn": 94,
+        "rust_txn": 100, "c_dense": 867, "rust_dense": 897,
+    },
 }
 
 EXPECTED = {"tiny": EXPECTED_TINY, "distro": EXPECTED_DISTRO}

@@ -212,3 +212,42 @@ def test_running_twice_adds_nothing_twice(tmp_path):
         reps.setdefault((r["accel"], r["variant"], r["n"]), []).append(r["rep"])
     assert {tuple(sorted(v)) for v in reps.values()} == {(0, 1, 2, 3)}
     assert json.loads((run / "context.json").read_text())["native_about"]["rounds"] == 2
+
+
+# --- a module of the distro profile: code the kernel rewrites at load ------------------------
+
+DISTRO_RUN = cfg.REPO / "data" / "DISTRO_RUN_ID"
+DISTRO_KO = DISTRO_RUN / "tpbench-x86_64-jump_label.ko"
+
+
+def test_the_loader_writes_what_the_hosts_kernel_writes_at_load():
+    """Each `call __fentry__` becomes ftrace's NOP and, with no return thunk in use, each
+    `jmp __x86_return_thunk` becomes `ret; int3 x 4`; nothing else changes."""
+    code = native.read_module(DISTRO_KO)
+    sites = {}
+    for section, off in code.patched_at_load:
+        sites.setdefault(section, []).append(off)
+    assert sites["__mcount_loc"] and sites[".return_sites"]
+    variants = [v for v in native.bench.VARIANTS]
+    plain = native.host_rewrites(PLAIN_HOST, set())
+    assert native.refusals(code, variants, plain) == {}
+    image = native.lay_out(code, variants, 0, plain)
+    untouched = native.lay_out(code, variants, 0, {})
+    text = image.data[:len(code.text)]
+    for off in sites["__mcount_loc"]:
+        assert code.text[off] == 0xE8 and text[off:off + 5] == native.NOP5
+    for off in sites[".return_sites"]:
+        assert code.text[off] == 0xE9 and text[off:off + 5] == native.RET_PADDED
+    changed = {k for k in range(len(code.text)) if text[k] != untouched.data[k]}
+    assert changed == {off + k for s in ("__mcount_loc", ".return_sites") for off in sites[s]
+                       for k in range(5)}
+
+
+def test_a_host_with_a_return_thunk_refuses_every_variant_by_name():
+    code = native.read_module(DISTRO_KO)
+    thunk = native.host_rewrites(dict(PLAIN_HOST, retbleed="Mitigation: untrained return thunk"),
+                                 set())
+    refused = native.refusals(code, ["c_trace", "rust_trace"], thunk)
+    assert set(refused) == {"c_trace", "rust_trace"}
+    assert "tpbench_c_trace has a site in .return_sites" in refused["c_trace"]
+    assert "untrained return thunk" in refused["c_trace"]
