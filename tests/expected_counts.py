@@ -466,6 +466,32 @@ EXPECTED_DISTRO = {
         "rust_count_call": 61, "c_txn_base": 5, "rust_txn_base": 7, "c_txn": 94,
         "rust_txn": 100, "c_dense": 867, "rust_dense": 897,
     },
+    # loongarch64 (GCC 14 and rustc 1.96 of Debian 13): ftrace's entry is two nop, left as
+    # they are; the counter ticks once per 10 instructions (the analysis's snapped slope).
+    ("loongarch64", "jump_label", "disabled"): {
+        "c_empty": 2,          # addi.d; bne
+        "rust_empty": 3,       # addi.d; move; bne
+        "c_base": 2,           # addi.d; bltu
+        "rust_base": 2,        # addi.d; bltu
+        "c_trace": 3,          # nop (site); addi.d; bne
+        "rust_trace": 3,       # nop (site); addi.d; bne
+        "rust_helper": 8,      # addi.d; bl; [nop; nop (ftrace); nop (site); ret]; move; bne
+        "rust_load": 4,        # addi.d; beq; ld.w (count); blez
+        "rust_count_call": 10,  # addi.d; beq; move; bl; [nop; nop; ldptr.w; slli.w; ret]; blez
+        "c_txn_base": 5,       # andi; alsl.d; alsl.d (t); addi.d; bne
+        "rust_txn_base": 6,    # andi; addi.d; slli.d; alsl.d; add.d (t); bne
+        "c_txn": 7,            # andi; move; alsl.d; alsl.d (t); nop (site); addi.d; bne: no loads
+        "rust_txn": 10,        # andi; slli.d; alsl.d; add.d (t); ldx.d; ld.w; ld.d (fields);
+                               # nop (site); addi.d; bne
+        "c_dense": 18,         # 16 nops (sites); addi.d; bne
+        "rust_dense": 18,      # 16 nops (sites); addi.d; bne
+    },
+    ("loongarch64", "jump_label", "enabled"): {
+        "c_empty": 2, "rust_empty": 3, "c_base": 2, "rust_base": 2,
+        "c_trace": 51, "rust_trace": 50, "rust_helper": 50, "rust_load": 50,
+        "rust_count_call": 56, "c_txn_base": 5, "rust_txn_base": 6, "c_txn": 92,
+        "rust_txn": 89, "c_dense": 780, "rust_dense": 785,
+    },
 }
 
 EXPECTED = {"tiny": EXPECTED_TINY, "distro": EXPECTED_DISTRO}
