@@ -254,6 +254,6 @@ def test_guest_init_is_built_with_nolibc_into_its_cache_entry(source_tree, tmp_p
         elf = ELFFile(f)
         assert elf["e_type"] == "ET_EXEC" and not elf.get_section_by_name(".interp")
         assert elf["e_machine"] == {"x86_64": "EM_X86_64", "arm64": "EM_AARCH64",
-                                    "riscv64": "EM_RISCV"}[arch.name]
+                                    "arm": "EM_ARM", "riscv64": "EM_RISCV"}[arch.name]
     assert [p.name for p in tmp_path.iterdir()] == [init.parent.name]
     assert world.guest_init(source_tree, arch) == init      # cached: the same file
