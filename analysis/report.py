@@ -244,7 +244,7 @@ def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
             "state shows too, small next to writing the record.", "", records_checked, ""]
 
 
-def density_section(summary: pd.DataFrame, paths: dict) -> list[str]:
+def density_section(summary: pd.DataFrame, paths: dict, profile: str = "tiny") -> list[str]:
     """A site alone against one of 16 in a row, with the event off (exact, under icount)."""
     guest = stats.rows(summary, accel="tcg", state="disabled")
     rows = []
@@ -271,11 +271,12 @@ def density_section(summary: pd.DataFrame, paths: dict) -> list[str]:
             "16 runs (disassembly) |", "|---|---|---|---:|---:|---|", *rows, "",
             "The last column leaves out what occurs less than once per site: the loop's own "
             "test, which the compilers lay out differently around many sites. "
-            "Where C's dense sites run a `call`, GCC (at -Os, the kernel's "
-            "CONFIG_CC_OPTIMIZE_FOR_SIZE of these builds) stopped inlining `trace_tpbench_hit()` "
-            "in a file that calls it 16 times and calls one out-of-line copy instead, whose NOP "
-            "is the site; `declare_trace!` is `#[inline(always)]`, so each Rust site stays "
-            "inline.", ""]
+            + ("Where C's dense sites run a `call`, GCC (at -Os: this run's build profile "
+               f"{profile}) stopped inlining `trace_tpbench_hit()` in a file that calls it 16 "
+               "times and calls one out-of-line copy instead, whose NOP is the site; "
+               if any("`call`" in r for r in rows) else
+               f"GCC (build profile {profile}) inlines `trace_tpbench_hit()` at all 16 sites; ")
+            + "`declare_trace!` is `#[inline(always)]`, so each Rust site stays inline.", ""]
 
 
 def size_section(run: Path, sizes: dict, rel: Path) -> list[str]:
@@ -778,7 +779,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
             lines += profiles_section(main, other)
     lines += native_section(run, everything, context)
     lines += arguments_section(run, summary, paths or {}, rel)
-    lines += density_section(summary, paths or {})
+    lines += density_section(summary, paths or {}, profile_of(context))
     records_checked = record_words(record_check(run, context))
     lines += recording_section(summary, records_checked)
     if sizes is None:

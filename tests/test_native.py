@@ -216,7 +216,7 @@ def test_running_twice_adds_nothing_twice(tmp_path):
 
 # --- a module of the distro profile: code the kernel rewrites at load ------------------------
 
-DISTRO_RUN = cfg.REPO / "data" / "DISTRO_RUN_ID"
+DISTRO_RUN = cfg.REPO / "data" / "20261205T044818Z-5b1599c"
 DISTRO_KO = DISTRO_RUN / "tpbench-x86_64-jump_label.ko"
 
 
