@@ -238,8 +238,9 @@ def test_the_loader_writes_what_the_hosts_kernel_writes_at_load():
         assert code.text[off] == 0xE8 and text[off:off + 5] == native.NOP5
     for off in sites[".return_sites"]:
         assert code.text[off] == 0xE9 and text[off:off + 5] == native.RET_PADDED
+    # Nothing else changes (a byte of a site may happen to keep its value).
     changed = {k for k in range(len(code.text)) if text[k] != untouched.data[k]}
-    assert changed == {off + k for s in ("__mcount_loc", ".return_sites") for off in sites[s]
+    assert changed <= {off + k for s in ("__mcount_loc", ".return_sites") for off in sites[s]
                        for k in range(5)}
 
 
