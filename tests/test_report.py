@@ -82,8 +82,11 @@ def test_cover_letter_numbers_come_from_the_committed_run():
     ctx, samples = report.load_run(cfg.REPO / "data" / run_id, allow_incomplete=False)
     s = stats.guest(stats.summarize(samples))
     s = s.set_index(["arch", "config", "state", "variant"]).sort_index()
-    archs = re.search(r"^  tracepoint off\s+(.*)$", text, re.M).group(1).split()
+    profile, archs = re.search(r"^  tracepoint off, (\S+)\s+(.*)$", text, re.M).groups()
+    archs = archs.split()
     assert archs and set(archs) <= set(ctx["archs"]), archs
+    # The table names how the kernels were built: the run's profile.
+    assert (profile, ctx["profile"]) == ("-O2", "distro")
     columns = [(a, c) for a in archs for c in ("jump_label", "no_jump_label")]
     rows = {"loop without a site, C": "c_base", "loop without a site, Rust": "rust_base",
             "empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
