@@ -470,7 +470,10 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
     out = ["## Native: the module's own code on the host CPU", "",
            f"The `.text` of each measured x86_64 module, loaded into a host process with its "
            f"relocations applied (every key reads disabled; every call out of the module is a "
-           f"trap, and none was reached), timed with the same matrix as the guest (N = "
+           f"trap, and none was reached)"
+           + (" and what the host's kernel writes at load time (see Mitigations above)"
+              if about.get("rewrites") else "")
+           + f", timed with the same matrix as the guest (N = "
            f"{', '.join(map(str, matrix.get('ns', [])))}; {matrix.get('reps')} repetitions "
            f"after {matrix.get('warmup')} warm-up)"
            + (f", {about['rounds']} times over, in rounds through every module and placement, "
