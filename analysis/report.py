@@ -839,13 +839,19 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                      f"{c['accel']}: {c['accel_reason']}"
                      + (f"; module parameters of this guest: `{' '.join(own)}`"
                         if own and own != context["module_params"] else ""))
+    for other in others:
+        rel_other = Path(os.path.relpath(other.run, repo_root))
+        lines.append(f"- build profile {other.profile}: its kernels, fragments and toolchain in "
+                     f"[`{rel_other}/context.json`]({rel_other}/context.json)")
     lines += [
         "",
         "## Reproduce",
         "",
         "```",
-        f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\"   # a new run under data/, analysis, "
-        "plots, codegen, REPORT.md",
+        f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
+        + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in others)])}\""
+           if others else "")
+        + "   # a new run under data/, analysis, plots, codegen, REPORT.md",
         f"make report RUN={context['run_id']}   # this report again, from the committed files",
         "```",
         "",
