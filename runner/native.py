@@ -496,7 +496,7 @@ def guest_matrix(context: dict) -> dict:
                             "is this a run directory made by make bench?") from None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Planned:
     """One module the native stage runs: read once, with the variants it can time."""
     code: ModuleCode
@@ -506,9 +506,10 @@ class Planned:
     refused: dict[str, str]    # variant -> why it is not timed
 
 
-def plan(run: Path, rewrites: dict[str, Rewrite]) -> tuple[dict, list[Planned], list[str]]:
+def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]:
     """Checks a run directory before anything is timed or written: (context, the modules to
-    run, the skipped ones with why). Raises Failure on bad input."""
+    run as (ModuleCode, arch, config), each read once, the skipped ones with why). Raises
+    Failure on bad input."""
     ctx_path = run / "context.json"
     if not ctx_path.exists():
         raise world.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
@@ -539,9 +540,7 @@ def plan(run: Path, rewrites: dict[str, Rewrite]) -> tuple[dict, list[Planned], 
         problems = check_runnable(code, matrix["variants"])
         if problems:
             raise ModuleError("; ".join(problems))
-        refused = refusals(code, matrix["variants"], rewrites)
-        todo.append(Planned(code, *tag, [v for v in matrix["variants"] if v not in refused],
-                            refused))
+        todo.append((code, *tag))
     return context, todo, skipped
 
 
@@ -576,16 +575,20 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     so running again adds nothing twice). Returns the new rows."""
     vulns = host_vulnerabilities()
     rewrites = host_rewrites(vulns, host_cpu_flags())
-    context, todo, skipped = plan(run, rewrites)
+    context, modules, skipped = plan(run)
     for line in skipped:
         world.say(f"[tpbench] native: skipped {line}")
-    if not todo:
+    if not modules:
         return []
     matrix = dict(guest_matrix(context), **(matrix_override or {}))
-    for p in todo:
-        p.variants = [v for v in matrix["variants"] if v not in p.refused]
-        for v, why in p.refused.items():
-            world.say(f"[tpbench] native: {p.arch}/{p.config}: {v} refused: {why}")
+    # The refusals are of the variants this stage times (the guest's, or the override's).
+    todo = []
+    for code, arch, config in modules:
+        refused = refusals(code, matrix["variants"], rewrites)
+        for v, why in refused.items():
+            world.say(f"[tpbench] native: {arch}/{config}: {v} refused: {why}")
+        todo.append(Planned(code, arch, config,
+                            [v for v in matrix["variants"] if v not in refused], refused))
     refused = {f"{p.arch}/{p.config}": p.refused for p in todo if p.refused}
     todo = [p for p in todo if p.variants]
     rows, info = [], {}
