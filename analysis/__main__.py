@@ -107,19 +107,21 @@ def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
     return out
 
 
-def analysed(run: Path, allow_incomplete: bool) -> report.Analysed:
-    """One profile's run directory read and summarised (summary.csv written beside it)."""
+def analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.DataFrame]:
+    """One profile's run directory read and summarised (summary.csv written beside it), and
+    its samples."""
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
     paths = {k: [line.split("\t") for line in v.splitlines()]
              for k, v in tagged(run, "paths-", ".tsv").items()}
-    return report.Analysed(run, context, samples, summary, paths)
+    return report.Analysed(run, context, summary, paths), samples
 
 
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
-    main, *others = [analysed(r, allow_incomplete) for r in profile_runs(run)]
-    context, samples, summary, paths = main.context, main.samples, main.summary, main.paths
+    (main, samples), *rest = [analysed(r, allow_incomplete) for r in profile_runs(run)]
+    others = [other for other, _ in rest]
+    context, summary, paths = main.context, main.summary, main.paths
     sizes = size.run_sizes(run, stats.panels(stats.guest(summary)))
     # The size figure: bytes against sites, of the modules with jump labels.
     growth = {key: size.bytes_for_sites(rows) for key, rows in sizes.items()

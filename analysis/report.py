@@ -21,7 +21,6 @@ class Analysed:
     """One build profile's run directory, read and summarised."""
     run: Path
     context: dict
-    samples: pd.DataFrame
     summary: pd.DataFrame
     paths: dict          # "<arch>-<config>" -> [variant, count, instructions] rows
 
@@ -73,10 +72,8 @@ def profiles_section(main: "Analysed", other: "Analysed") -> list[str]:
         if theirs.empty:
             continue
         mine = stats.rows(main.summary, arch=arch, config=config, state="disabled")
-        paths_a = {r[0]: r[2].split("; ") for r in main.paths.get(f"{arch}-{config}", [])
-                   if len(r) == 3}
-        paths_b = {r[0]: r[2].split("; ") for r in other.paths.get(f"{arch}-{config}", [])
-                   if len(r) == 3}
+        paths_a = sites.path_words(main.paths.get(f"{arch}-{config}", []))
+        paths_b = sites.path_words(other.paths.get(f"{arch}-{config}", []))
         costs = {}
         for kind, variants in SITE_KINDS:
             for v in variants:
@@ -244,7 +241,7 @@ def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
             "state shows too, small next to writing the record.", "", records_checked, ""]
 
 
-def density_section(summary: pd.DataFrame, paths: dict, profile: str = "tiny") -> list[str]:
+def density_section(summary: pd.DataFrame, paths: dict, profile: str) -> list[str]:
     """A site alone against one of 16 in a row, with the event off (exact, under icount)."""
     guest = stats.rows(summary, accel="tcg", state="disabled")
     rows = []
@@ -568,6 +565,10 @@ CALL_PATH_VULNERABILITIES = ("spectre_v2", "retbleed", "spec_rstack_overflow",
                              "indirect_target_selection")
 
 
+def call_path_words(vulns: dict[str, str]) -> str:
+    return "; ".join(f"{k}: {vulns[k]}" for k in CALL_PATH_VULNERABILITIES if k in vulns)
+
+
 def mitigations(context: dict) -> list[str]:
     """What each guest's kernel, and the host's for the native stage, chose against the CPU
     vulnerabilities that touch a call's path, and what that means for the helper's call/ret."""
@@ -576,7 +577,7 @@ def mitigations(context: dict) -> list[str]:
         vulns = c.get("vulnerabilities")
         if not vulns or not name.startswith("x86_64/"):
             continue
-        said = "; ".join(f"{k}: {vulns[k]}" for k in CALL_PATH_VULNERABILITIES if k in vulns)
+        said = call_path_words(vulns)
         ret = ("so it patched every `jmp __x86_return_thunk` back to `ret`: the helper's "
                "call and return are a plain `call` and `ret`"
                if no_return_thunk(vulns) else
@@ -586,8 +587,7 @@ def mitigations(context: dict) -> list[str]:
                    "change indirect calls alone.")
     about = context.get("native_about", {})
     if about.get("rewrites"):
-        host = about.get("host_vulnerabilities", {})
-        said = "; ".join(f"{k}: {host[k]}" for k in CALL_PATH_VULNERABILITIES if k in host)
+        said = call_path_words(about.get("host_vulnerabilities", {}))
         applied = [f"{section} ({r['action']})" for section, r in about["rewrites"].items()
                    if r["action"] not in ("refuse", "keep")]
         refused = [f"{where} {v}: {why}" for where, vs in about.get("refused", {}).items()
@@ -777,7 +777,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
     if others:
-        main = Analysed(run, context, everything, everything, paths or {})
+        main = Analysed(run, context, everything, paths or {})
         for other in others:
             lines += profiles_section(main, other)
     lines += native_section(run, everything, context)

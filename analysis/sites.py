@@ -42,12 +42,18 @@ def _matchable(word: str) -> str:
     return word
 
 
+def path_words(paths: list[list[str]]) -> dict[str, list[str]]:
+    """variant -> the instructions of its disabled path, from the rows of a
+    paths-<arch>-<config>.tsv (variant, count, instructions)."""
+    return {row[0]: row[2].split("; ") for row in paths if len(row) == 3}
+
+
 def site_instructions(paths: list[list[str]], variant: str, baseline: str) -> list[str] | None:
     """What the variant's disabled path runs beyond its baseline's: the multiset difference
     of the two paths (conditional branches named by direction, as the two compilers pick
     different conditions for the same loop test), in path order. None when a path is
     missing; "minus ..." for what only the baseline runs."""
-    by_variant = {row[0]: row[2].split("; ") for row in paths if len(row) == 3}
+    by_variant = path_words(paths)
     if variant not in by_variant or baseline not in by_variant:
         return None
     mine = [_matchable(w) for w in by_variant[variant]]

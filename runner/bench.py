@@ -218,7 +218,9 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         where.mkdir(exist_ok=True)
         mine = archs if k == 0 else [a for a in archs if a.name in compare_archs]
         try:
-            run_profile(source, where, profile, profiles, mine, config_names, accel, params,
+            # The first profile's context names the others, each a run directory inside it.
+            others = [p.name for p in profiles[1:]] if k == 0 else []
+            run_profile(source, where, profile, others, mine, config_names, accel, params,
                         timeout, only)
         except BaseException as e:
             if k > 0:   # the first profile's own context already says why
@@ -234,8 +236,8 @@ def mark_incomplete(run: Path, reason: str) -> None:
     write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
 
 
-def run_profile(source, run: Path, profile: cfg.BuildProfile, profiles, archs, config_names,
-                accel: str, params: BenchParams, timeout: float, only) -> None:
+def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: list[str], archs,
+                config_names, accel: str, params: BenchParams, timeout: float, only) -> None:
     """One build profile's kernels into `run`, which gets its own context.json and samples."""
     context = {
         "schema_version": SCHEMA_VERSION,
@@ -246,9 +248,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, profiles, archs, c
         "archs": [a.name for a in archs],
         "profile": profile.name,
         "profile_what": profile.what,
-        # The run's other profiles, each a run directory inside the first one's.
-        "other_profiles": [p.name for p in profiles if p is not profiles[0]]
-        if profile is profiles[0] else [],
+        "other_profiles": other_profiles,
         "kernel_package": f"{cfg.SOURCE_PACKAGE} {world.debian_version(cfg.SOURCE_PACKAGE)}",
         "series_hash": cfg.series_hash(),
         "series": [p.name for p in cfg.series_files()],
