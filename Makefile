@@ -21,6 +21,12 @@ COMPARE_ARCHS ?=
 # The profile make test builds and checks; make test-full checks tiny too.
 TEST_PROFILE ?= distro
 export TEST_PROFILE
+# The architectures whose mainline kernel (Debian 13 backports' linux-source-7.3, built in the
+# Debian 13 root) make test builds and boots beside the series' with the same checks.
+TEST_MAINLINE_ARCHS ?=
+export TEST_MAINLINE_ARCHS
+# The kernel of make kernels and make sample: series (6.12 with patches/) or mainline.
+KERNEL ?= series
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
@@ -41,7 +47,7 @@ help:
 	@echo "  make unit-test    only the tests that need no kernel"
 	@echo "  make deps         install the Debian packages (as root), or print the apt-get command"
 	@echo "  make kernels      extract, patch and build both kernels of each of TEST_ARCHS (cached)"
-	@echo "  make sample       boot the jump_label kernel and show the Rust sample's trace"
+	@echo "  make sample       boot the jump_label kernel (KERNEL=...) and show the Rust sample's trace"
 	@echo "  make check-series build the tree after each patch, both configs (slow)"
 	@echo "variables:"
 	@echo "  ACCEL=auto|kvm|tcg   QEMU accelerator (auto: KVM if it boots, else TCG) [$(ACCEL)]"
@@ -52,6 +58,9 @@ help:
 	@echo "  PROFILES=\"distro tiny\" build profiles for make bench, the first the headline's [$(PROFILES)]"
 	@echo "  COMPARE_ARCHS=...    the architectures of the further profiles [all of ARCHS]"
 	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
+	@echo "  TEST_MAINLINE_ARCHS=...  those make test also builds and boots mainline for"
+	@echo "                       [$(TEST_MAINLINE_ARCHS)]"
+	@echo "  KERNEL=series|mainline  the kernel of make kernels and make sample [$(KERNEL)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -62,10 +71,11 @@ deps:
 
 kernels: deps
 	@for arch in $(TEST_ARCHS); do \
-		$(PYTHON) -m runner kernels --arch $$arch --profiles "$(PROFILES)" || exit 1; done
+		$(PYTHON) -m runner kernels --arch $$arch --profiles "$(PROFILES)" \
+			--kernel $(KERNEL) || exit 1; done
 
 sample: deps
-	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL)
+	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL) --kernel $(KERNEL)
 
 check-series: deps
 	$(PYTHON) -m runner check-series
@@ -98,7 +108,7 @@ test: deps
 
 # Both kernels of every architecture, in both build profiles.
 test-full:
-	$(MAKE) test TEST_NO_JUMP_LABEL_ARCHS="$(TEST_ARCHS)"
+	$(MAKE) test TEST_NO_JUMP_LABEL_ARCHS="$(TEST_ARCHS)" TEST_MAINLINE_ARCHS="x86_64 arm64"
 	$(MAKE) test TEST_NO_JUMP_LABEL_ARCHS="$(TEST_ARCHS)" TEST_PROFILE=tiny
 
 # Every test that needs no kernel build, boot or tree (conftest marks the others).

@@ -45,31 +45,33 @@ def cmd_deps(args) -> int:
     return 0
 
 
-def built_kernels(arch_name: str, config_names, profile_names=(cfg.DEFAULT_PROFILE,)
-                  ) -> list[world.KernelBuild]:
+def built_kernels(arch_name: str, config_names, profile_names=(cfg.DEFAULT_PROFILE,),
+                  kernel_name=cfg.DEFAULT_KERNEL) -> list[world.KernelBuild]:
     arch = cfg.ARCHS[arch_name]
-    source = world.prepare_source()
+    source = world.prepare_source(cfg.KERNELS[kernel_name])
     return [world.build_kernel(source, arch, cfg.KERNEL_CONFIGS[n], cfg.PROFILES[p])
             for p in profile_names for n in config_names]
 
 
 def cmd_kernels(args) -> int:
-    for kb in built_kernels(args.arch, args.configs, bench.parse_list(args.profiles)):
-        print(f"{kb.profile.name}\t{kb.config.name}\t{kb.image}")
+    for kb in built_kernels(args.arch, args.configs, bench.parse_list(args.profiles),
+                            args.kernel):
+        print(f"{kb.kernel.name}\t{kb.profile.name}\t{kb.config.name}\t{kb.image}")
     return 0
 
 
 def cmd_sample(args) -> int:
     """Boots a kernel with the built-in rust_print sample and reports its trace buffer."""
-    (kb,) = built_kernels(args.arch, [args.configs[0]])
+    (kb,) = built_kernels(args.arch, [args.configs[0]], kernel_name=args.kernel)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # The init is a user program: one build, from the series' tree, boots every kernel.
     init = world.guest_init(world.prepare_source(), kb.arch)
     initrd = world.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", init)
     append = f"tpbench.mode=sample {cfg.KUNIT_OFF}"
     if args.event == "on":
         append += " trace_event=rust_sample:rust_sample_loaded"
-    name = f"sample-{kb.config.name}-event-{args.event}"
+    name = f"sample-{kb.kernel.name}-{kb.config.name}-event-{args.event}"
     result = world.boot(kb.arch, kb.image, initrd, append, args.accel, out, name,
                         timeout=args.timeout)
     print(f"accel={result.accel} ({result.accel_reason})")
@@ -131,6 +133,9 @@ def main(argv=None) -> int:
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--arch", default="x86_64")
         p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
+        if name != "check-series":
+            p.add_argument("--kernel", choices=list(cfg.KERNELS), default=cfg.DEFAULT_KERNEL,
+                           help="; ".join(f"{k}: {v.what}" for k, v in cfg.KERNELS.items()))
         if name == "kernels":
             p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE, help="space-separated")
         if name == "sample":

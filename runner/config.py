@@ -5,15 +5,13 @@ Nothing here runs a command; runner.world does that.
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PATCHES = REPO / "patches"
 CONFIGS = REPO / "configs"
 
-SOURCE_PACKAGE = "linux-source-6.12"
-SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 
 # The kernel build must use Debian's toolchain, not the rustup one on PATH.
 TOOLCHAIN = {
@@ -67,20 +65,71 @@ class DebianRoot:
     packages: tuple[str, ...]
     libclang_path: str      # the root's libclang, for its bindgen
     mirror: str = "http://deb.debian.org/debian"
+    more_suites: tuple[str, ...] = ()   # further suites of the same mirror, e.g. backports
 
     @property
     def key(self) -> str:
-        return digest([self.suite.encode(), self.mirror.encode(), *map(str.encode, self.packages)])
+        return digest([self.suite.encode(), self.mirror.encode(), *map(str.encode, self.packages),
+                       *(f"suite {s}".encode() for s in self.more_suites)])
+
+    @property
+    def sources(self) -> list[str]:
+        """mmdebstrap's mirror arguments: one apt source line per suite."""
+        return [f"deb {self.mirror} {s} main" for s in (self.suite, *self.more_suites)]
 
 
-# Debian 13: GCC 14 for LoongArch, rustc 1.96, bindgen 0.71.1 with libclang 19, QEMU 10.
+# Mainline's own implementation (merged in 6.13), as Debian 13's backports ship it. The
+# version is pinned: a newer upload changes nothing until this line does (README, "Mainline").
+MAINLINE_PACKAGE = "linux-source-7.3"
+MAINLINE_VERSION = "7.3.4-1~bpo13+1"
+
+# Debian 13: GCC 14 for LoongArch, rustc 1.96, bindgen 0.71.1 with libclang 19, QEMU 10; the
+# mainline tree and the cross compilers that build it for each architecture.
 TRIXIE_ROOT = DebianRoot(
     suite="trixie",
     packages=("gcc-loongarch64-linux-gnu", "make", "bc", "flex", "bison", "libelf-dev",
               "libssl-dev", "python3", "rustc-web", "rust-web-src", "bindgen", "libclang-dev",
-              "clang", "lld", "llvm", "cpio", "kmod", "qemu-system-misc"),
+              "clang", "lld", "llvm", "cpio", "kmod", "qemu-system-misc",
+              "gcc", "gcc-aarch64-linux-gnu", "gcc-arm-linux-gnueabihf", "gcc-riscv64-linux-gnu",
+              f"{MAINLINE_PACKAGE}={MAINLINE_VERSION}"),
     libclang_path="/usr/lib/llvm-19/lib",
+    more_suites=("trixie-backports",),
 )
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """A kernel the module is measured on: a Debian source package and the patches on it.
+
+    With `root`, the package is the one installed in that Debian root, and every kernel of
+    this source is built inside it (the guests still boot in the host's QEMU, as 6.12's).
+    """
+    name: str
+    package: str
+    patches: Path           # a directory whose `series` file lists the patches, in order
+    root: "DebianRoot | None" = None
+    # Copy the module's trace header into the tree as include/trace/events/tpbench.h: mainline's
+    # declare_trace! reaches an event only through the kernel crate's bindings.
+    event_header: bool = False
+    what: str = ""
+
+    @property
+    def tarball(self) -> Path:
+        inside = Path(f"/usr/src/{self.package}.tar.xz")
+        return root_dir(self.root) / inside.relative_to("/") if self.root else inside
+
+
+EVENT_HEADER = REPO / "bench-module" / "tpbench_trace.h"
+
+KERNELS = {
+    "series": KernelSource("series", "linux-source-6.12", PATCHES,
+                           what="Debian 12's 6.12 with the series (patches/)"),
+    "mainline": KernelSource("mainline", MAINLINE_PACKAGE, REPO / "patches-mainline",
+                             root=TRIXIE_ROOT, event_header=True,
+                             what=f"Debian 13 backports' {MAINLINE_PACKAGE} {MAINLINE_VERSION}, "
+                                  "mainline's own implementation, built in the Debian 13 root"),
+}
+DEFAULT_KERNEL = "series"
 
 
 @dataclass(frozen=True)
@@ -268,10 +317,16 @@ def cache_root() -> Path:
     return Path(xdg) / "tpbench"
 
 
-def series_files() -> list[Path]:
-    """The patches listed in patches/series, in order."""
-    names = [line.strip() for line in (PATCHES / "series").read_text().splitlines()]
-    return [PATCHES / n for n in names if n and not n.startswith("#")]
+def root_dir(root: DebianRoot) -> Path:
+    """Where a Debian root lives in the cache: keyed by its suites and packages."""
+    return cache_root() / f"root-{root.suite}-{root.key}"
+
+
+def series_files(patches: Path | None = None) -> list[Path]:
+    """The patches listed in `patches`/series (the series' by default), in order."""
+    patches = patches or PATCHES
+    names = [line.strip() for line in (patches / "series").read_text().splitlines()]
+    return [patches / n for n in names if n and not n.startswith("#")]
 
 
 def digest(parts) -> str:
@@ -282,9 +337,20 @@ def digest(parts) -> str:
     return h.hexdigest()[:12]
 
 
-def series_hash() -> str:
-    files = series_files()
-    return digest([f.name.encode() + b"\0" + f.read_bytes() for f in files])
+def series_hash(kernel: KernelSource | None = None) -> str:
+    """What a source tree is made of beyond its package: its patches (and the event header)."""
+    files = series_files(kernel.patches if kernel else None)
+    header = [b"event header\0" + EVENT_HEADER.read_bytes()] if kernel and kernel.event_header else []
+    return digest([f.name.encode() + b"\0" + f.read_bytes() for f in files] + header)
+
+
+def build_params(kernel: KernelSource, arch: ArchParams) -> ArchParams:
+    """`arch` as `kernel`'s kernels are built: inside its root, with the root's LLVM."""
+    if kernel.root is None or arch.root is not None:
+        return arch
+    make_args = tuple("LLVM=1" if a.startswith("LLVM=") else a for a in arch.make_args)
+    return replace(arch, root=kernel.root, make_args=make_args,
+                   kernel_cc="clang" if arch.kernel_cc else "")
 
 
 def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile) -> list[Path]:

@@ -98,8 +98,10 @@ def output_of(cmd) -> str:
         return "unavailable"
 
 
-def debian_version(package: str) -> str:
-    version = output_of(["dpkg-query", "-W", "-f=${Version}", package])
+def debian_version(package: str, root: cfg.DebianRoot | None = None) -> str:
+    """The installed version of `package`, on the host or in a Debian root of the cache."""
+    admin = [f"--admindir={debian_root(root) / 'var/lib/dpkg'}"] if root else []
+    version = output_of(["dpkg-query", *admin, "-W", "-f=${Version}", package])
     if version == "unavailable" or not version:
         raise Failure(f"Debian package {package} is not installed; run `make deps` as root "
                       f"(or: apt-get install {package})")
@@ -131,7 +133,7 @@ def check_packages(packages=cfg.DEBIAN_PACKAGES) -> list[str]:
 
 def debian_root(root: cfg.DebianRoot) -> Path:
     """The root's directory in the cache, made with mmdebstrap the first time."""
-    final = cfg.cache_root() / f"root-{root.suite}-{root.key}"
+    final = cfg.root_dir(root)
     if (final / ".tpbench-made").exists():
         return final
     if shutil.which("mmdebstrap") is None:
@@ -143,7 +145,7 @@ def debian_root(root: cfg.DebianRoot) -> Path:
     with staged(final) as work:
         log = work.parent / f"{final.name}.log"
         cmd = ["mmdebstrap", "--variant=apt", f"--include={','.join(root.packages)}",
-               root.suite, work, root.mirror]
+               root.suite, work, *root.sources]
         with Stage(f"make the Debian {root.suite} root with mmdebstrap (log: {log})"):
             log.write_text("")
             run(cmd, log=log)
@@ -176,32 +178,44 @@ def in_root(arch: cfg.ArchParams, cmd, share=()) -> list[str]:
 class SourceTree:
     path: Path
     key: str
+    kernel: cfg.KernelSource = cfg.KERNELS[cfg.DEFAULT_KERNEL]
 
 
-def source_key() -> str:
-    return f"{debian_version(cfg.SOURCE_PACKAGE)}-{cfg.series_hash()}"
+def package_version(kernel: cfg.KernelSource) -> str:
+    """The version of the kernel's source package: the host's, or the one its root pins."""
+    if kernel.root is None:
+        return debian_version(kernel.package)
+    debian_root(kernel.root)
+    return debian_version(kernel.package, kernel.root)
 
 
-def prepare_source() -> SourceTree:
-    """Extracts Debian's tree into the cache and applies the series with git am.
+def source_key(kernel: cfg.KernelSource = cfg.KERNELS[cfg.DEFAULT_KERNEL]) -> str:
+    return f"{package_version(kernel)}-{cfg.series_hash(kernel)}"
 
-    Reuses the tree when one with the same package version and series hash
+
+def prepare_source(kernel: cfg.KernelSource = cfg.KERNELS[cfg.DEFAULT_KERNEL]) -> SourceTree:
+    """Extracts Debian's tree into the cache and applies the kernel's patches with git am.
+
+    Reuses the tree when one with the same package version and patches
     exists. The tree is made in a temporary directory and renamed into place
     only when every patch applied, so a failed attempt leaves nothing behind
     that a later run could mistake for a good tree.
     """
-    key = source_key()
+    key = source_key(kernel)
     final = cfg.cache_root() / f"src-{key}"
     if (final / ".tpbench-applied").exists():
-        say(f"[tpbench] source tree: cached at {final}")
-        return SourceTree(final, key)
-    patches = cfg.series_files()
+        say(f"[tpbench] {kernel.name} source tree: cached at {final}")
+        return SourceTree(final, key, kernel)
+    patches = cfg.series_files(kernel.patches)
     for p in patches:
         if not p.exists():
-            raise Failure(f"patches/series names {p.name}, which does not exist")
+            raise Failure(f"{kernel.patches.name}/series names {p.name}, which does not exist")
     with staged(final) as work:
-        with Stage(f"extract {cfg.SOURCE_TARBALL.name}"):
-            run(["tar", "-xf", cfg.SOURCE_TARBALL, "-C", work, "--strip-components=1"])
+        with Stage(f"extract {kernel.tarball.name}"):
+            run(["tar", "-xf", kernel.tarball, "-C", work, "--strip-components=1"])
+        if kernel.event_header:
+            # As an in-tree driver's events: a header the kernel crate's bindings include.
+            shutil.copyfile(cfg.EVENT_HEADER, work / "include/trace/events/tpbench.h")
         log = work / "tpbench-apply.log"
         git = ["git", "-c", "user.name=tpbench", "-c", "user.email=tpbench@localhost",
                "-c", "commit.gpgsign=false"]
@@ -209,17 +223,17 @@ def prepare_source() -> SourceTree:
             run(["git", "init", "-q"], cwd=work, log=log)
             # Debian's .gitignore ignores everything ('/*'), hence -f.
             run(["git", "add", "-f", "-A", "."], cwd=work, log=log)
-            run([*git, "commit", "-q", "-m", f"{cfg.SOURCE_PACKAGE} {key}"], cwd=work, log=log)
+            run([*git, "commit", "-q", "-m", f"{kernel.package} {key}"], cwd=work, log=log)
             for patch in patches:
                 proc = run([*git, "am", "-q", "--reject", patch], cwd=work, log=log, check=False)
                 if proc.returncode != 0:
                     rejects = sorted(str(p.relative_to(work)) for p in work.rglob("*.rej"))
-                    raise Failure(f"patch {patch.name} does not apply to {cfg.SOURCE_PACKAGE} "
-                                  f"{debian_version(cfg.SOURCE_PACKAGE)}; rejected hunks in: "
+                    raise Failure(f"patch {patch.name} does not apply to {kernel.package} "
+                                  f"{package_version(kernel)}; rejected hunks in: "
                                   f"{', '.join(rejects) or '(none written)'}\n"
                                   f"{proc.stdout.strip()[-2000:]}")
         (work / ".tpbench-applied").write_text(key + "\n")
-    return SourceTree(final, key)
+    return SourceTree(final, key, kernel)
 
 
 def kbuild_make(src: Path, build: Path, *targets, arch=cfg.ARCHS["x86_64"], jobs=None, log=None,
@@ -241,15 +255,21 @@ class KernelBuild:
     src: Path
     build: Path
     key: str
+    kernel: cfg.KernelSource = cfg.KERNELS[cfg.DEFAULT_KERNEL]
 
     @property
     def image(self) -> Path:
         return self.build / self.arch.image
 
+    @property
+    def build_arch(self) -> cfg.ArchParams:
+        """The architecture as this kernel is built (in its source's root, if any)."""
+        return cfg.build_params(self.kernel, self.arch)
+
 
 def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
               profile: cfg.BuildProfile) -> str:
-    tools = toolchain_versions(arch)
+    tools = toolchain_versions(cfg.build_params(source.kernel, arch))
     toolhash = cfg.digest([f"{k}={tools[k]}".encode() for k in ("rustc", "bindgen", "gcc")])
     return (f"{source.key}-{arch.name}-{profile.name}-{config.name}-"
             f"{cfg.fragment_hash(arch, config, profile)}-{toolhash}")
@@ -283,8 +303,8 @@ def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelCon
     """Configures and builds one kernel in its own O= directory, unless already built."""
     key = build_key(source, arch, config, profile)
     build = cfg.cache_root() / f"build-{key}"
-    result = KernelBuild(arch, config, profile, source.path, build, key)
-    name = f"{arch.name}/{profile.name}/{config.name}"
+    result = KernelBuild(arch, config, profile, source.path, build, key, source.kernel)
+    name = f"{source.kernel.name}/{arch.name}/{profile.name}/{config.name}"
     stamp = build / ".tpbench-built"
     if stamp.exists() and result.image.exists():
         say(f"[tpbench] kernel {name}: cached at {build}")
@@ -293,9 +313,9 @@ def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelCon
     log = build / "tpbench-build.log"
     log.write_text("")
     with Stage(f"configure {name}"):
-        configure(source.path, build, arch, config, profile, log)
+        configure(source.path, build, result.build_arch, config, profile, log)
     with Stage(f"build {name} kernel and modules (log: {log})"):
-        build_image_and_modules(source.path, build, arch, log)
+        build_image_and_modules(source.path, build, result.build_arch, log)
     stamp.write_text(key + "\n")
     return result
 
@@ -341,7 +361,7 @@ def build_external_module(kbuild: KernelBuild, module_dir: Path, extra=()) -> No
     log = module_dir / "tpbench-build.log"
     log.write_text("")
     with Stage(f"build module {module_dir.name} for {kbuild.arch.name}/{kbuild.config.name}"):
-        kbuild_make(kbuild.src, kbuild.build, "modules", arch=kbuild.arch, log=log,
+        kbuild_make(kbuild.src, kbuild.build, "modules", arch=kbuild.build_arch, log=log,
                     extra=(f"M={module_dir}", *extra))
 
 

@@ -26,6 +26,12 @@ TEST_PROFILE = os.environ.get("TEST_PROFILE", cfg.DEFAULT_PROFILE)
 # The (arch, config) kernels the tests build and boot.
 KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS
            if c == "jump_label" or a in NO_JUMP_LABEL_ARCHS]
+# The architectures whose mainline kernel (cfg.KERNELS["mainline"], CONFIG_JUMP_LABEL=y) is
+# built and booted beside the series' with the same checks.
+MAINLINE_ARCHS = os.environ.get("TEST_MAINLINE_ARCHS", "").split()
+# Every (kernel, arch, config) the tests build: the series' kernels, then mainline's.
+ALL_KERNELS = ([("series", a, c) for a, c in KERNELS]
+               + [("mainline", a, "jump_label") for a in MAINLINE_ARCHS])
 _counts = {"passed": 0, "failed": 0, "skipped": 0}
 
 
@@ -36,7 +42,7 @@ def pytest_configure(config):
     if TEST_PROFILE not in cfg.PROFILES:
         raise pytest.UsageError(f"unknown TEST_PROFILE {TEST_PROFILE!r}; valid values: "
                                 f"{', '.join(cfg.PROFILES)}")
-    unknown = [a for a in TEST_ARCHS + NO_JUMP_LABEL_ARCHS if a not in cfg.ARCHS]
+    unknown = [a for a in TEST_ARCHS + NO_JUMP_LABEL_ARCHS + MAINLINE_ARCHS if a not in cfg.ARCHS]
     if unknown:
         raise pytest.UsageError(f"unknown architecture {unknown[0]!r} in TEST_ARCHS; "
                                 f"supported: {', '.join(cfg.ARCHS)}")
@@ -44,7 +50,7 @@ def pytest_configure(config):
 
 # Fixtures that build or boot a kernel (or extract its tree); a test that uses one is marked
 # `kernel`, and `make unit-test` runs every other test (pytest -m "not kernel").
-KERNEL_FIXTURES = {"source_tree", "kernels", "sample_initramfs", "two_runs"}
+KERNEL_FIXTURES = {"source_tree", "kernels", "built", "sample_initramfs", "two_runs"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -80,6 +86,23 @@ def kernels(source_tree):
     return {(arch, name): world.build_kernel(source_tree, cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[name],
                                              cfg.PROFILES[TEST_PROFILE])
             for arch, name in KERNELS}
+
+
+@pytest.fixture(scope="session")
+def built(kernels):
+    """`built(kernel, arch, config)`: that kernel in TEST_PROFILE, built on first use. The
+    series' kernels are all built first (as `kernels`), so that a failure shows there."""
+    trees, builds = {}, {(k, a, c): kb for (a, c), kb in kernels.items() for k in ("series",)}
+
+    def build(kernel: str, arch: str, config: str) -> world.KernelBuild:
+        if (kernel, arch, config) not in builds:
+            if kernel not in trees:
+                trees[kernel] = world.prepare_source(cfg.KERNELS[kernel])
+            builds[(kernel, arch, config)] = world.build_kernel(
+                trees[kernel], cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[config],
+                cfg.PROFILES[TEST_PROFILE])
+        return builds[(kernel, arch, config)]
+    return build
 
 
 @pytest.fixture(scope="session")

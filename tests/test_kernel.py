@@ -6,19 +6,21 @@ import pytest
 from kelf.jump_table import read_jump_table, site_problems
 from runner import config as cfg
 from runner import console, world
-from tests.conftest import KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
+from tests.conftest import ALL_KERNELS, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
 # The sample, the doctests and the Rust sites exist on RUST_ARCHS alone.
 RUST_KERNELS = [(a, c) for a, c in KERNELS if a in RUST_ARCHS]
+# The same, with mainline's kernels of TEST_MAINLINE_ARCHS: (kernel, arch, config).
+ALL_RUST_KERNELS = [(k, a, c) for k, a, c in ALL_KERNELS if a in RUST_ARCHS]
 # The instruction at a disabled static branch site, per architecture.
 SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}, "arm": {"nop4"},
              "loongarch64": {"nop4"}}
 
 
-@pytest.mark.parametrize("arch, name", KERNELS)
-def test_kernel_builds_with_requested_options(kernels, arch, name):
-    kb = kernels[(arch, name)]
+@pytest.mark.parametrize("kernel, arch, name", ALL_KERNELS)
+def test_kernel_builds_with_requested_options(built, kernel, arch, name):
+    kb = built(kernel, arch, name)
     assert kb.image.stat().st_size > 500_000
     have = cfg.parse_kconfig((kb.build / ".config").read_text())
     rust = cfg.ARCHS[arch].rust
@@ -50,15 +52,17 @@ def test_generated_asm_comes_from_the_c_header(kernels, arch):
 
 
 @pytest.mark.parametrize("event", ["on", "off"])
-@pytest.mark.parametrize("arch, name", RUST_KERNELS)
-def test_rust_sample_fires_its_tracepoint(kernels, sample_initramfs, accel, arch, name, event):
-    kb = kernels[(arch, name)]
+@pytest.mark.parametrize("kernel, arch, name", ALL_RUST_KERNELS)
+def test_rust_sample_fires_its_tracepoint(built, sample_initramfs, accel, kernel, arch, name,
+                                          event):
+    """On mainline too: its rust_print sample fires the same event with the same value."""
+    kb = built(kernel, arch, name)
     # The doctests have a boot of their own (selftest_boot): KUnit stays off here.
     append = f"tpbench.mode=sample {cfg.KUNIT_OFF}"
     if event == "on":
         append += f" trace_event=rust_sample:{EVENT}"
     result = world.boot(kb.arch, kb.image, sample_initramfs[arch], append, accel, OUT,
-                        f"sample-{arch}-{name}-event-{event}", timeout=300)
+                        f"sample-{kernel}-{arch}-{name}-event-{event}", timeout=300)
     verdict = console.judge_console(result.console_lines)
     tail = "\n".join(result.console_lines[-15:])
     assert verdict.ok, f"boot failed ({result.accel}): {verdict}\n{tail}"
@@ -90,29 +94,29 @@ ABSENT_MODULE = "no_such_module.ko"
 _selftest_boots = {}
 
 
-def selftest_boot(kernels, guest_inits, accel, arch, name):
+def selftest_boot(built, guest_inits, accel, arch, name, kernel="series"):
     """One boot per kernel for the kernel's own tests: KUnit runs the doctests before init,
     then the init loads the static key test modules (and a module that does not exist)."""
-    if (arch, name) not in _selftest_boots:
-        _selftest_boots[(arch, name)] = world.boot_loading_modules(
-            kernels[(arch, name)], guest_inits[arch], (*cfg.STATIC_KEY_TESTS, ABSENT_MODULE),
-            accel, OUT, f"selftests-{arch}-{name}")
-    return _selftest_boots[(arch, name)]
+    if (kernel, arch, name) not in _selftest_boots:
+        _selftest_boots[(kernel, arch, name)] = world.boot_loading_modules(
+            built(kernel, arch, name), guest_inits[arch], (*cfg.STATIC_KEY_TESTS, ABSENT_MODULE),
+            accel, OUT, f"selftests-{kernel}-{arch}-{name}")
+    return _selftest_boots[(kernel, arch, name)]
 
 
-@pytest.mark.parametrize("arch, name", KERNELS)
-def test_kernel_static_key_test_passes(kernels, guest_inits, accel, arch, name):
+@pytest.mark.parametrize("kernel, arch, name", ALL_KERNELS)
+def test_kernel_static_key_test_passes(built, guest_inits, accel, kernel, arch, name):
     """lib/test_static_keys: every kind of C static branch (static_key_true/false,
     static_branch_likely/unlikely, keys of the module and of another one) follows its key
     both ways; patch 4 changed the asm all of them use. A failure refuses the load (EINVAL)."""
-    result, statuses = selftest_boot(kernels, guest_inits, accel, arch, name)
+    result, statuses = selftest_boot(built, guest_inits, accel, arch, name, kernel)
     assert world.boot_failure(result) is None, world.boot_failure(result)
     assert statuses == {"test_static_key_base": 0, "test_static_keys": 0, "no_such_module": 2}
 
 
 @pytest.mark.parametrize("arch, name", RUST_KERNELS)
-def test_macro_examples_pass_as_kunit_doctests(kernels, guest_inits, accel, arch, name):
-    result, _ = selftest_boot(kernels, guest_inits, accel, arch, name)
+def test_macro_examples_pass_as_kunit_doctests(built, guest_inits, accel, arch, name):
+    result, _ = selftest_boot(built, guest_inits, accel, arch, name)
     suite = console.parse_kunit_suite(result.console_lines, cfg.DOCTEST_SUITE)
     assert suite.problems == (), suite.problems
     # The kernel crate has doctests of its own; ours are among them, each with its location.

@@ -159,10 +159,10 @@ def small_tree_and_patch(tmp_path, monkeypatch, patch_body):
     patches.mkdir()
     (patches / "0001-test.patch").write_text(patch_body)
     (patches / "series").write_text("0001-test.patch\n")
-    monkeypatch.setattr(cfg, "SOURCE_TARBALL", tarball)
-    monkeypatch.setattr(cfg, "PATCHES", patches)
-    monkeypatch.setattr(world, "debian_version", lambda package: "0-test")
+    monkeypatch.setattr(cfg.KernelSource, "tarball", property(lambda kernel: tarball))
+    monkeypatch.setattr(world, "debian_version", lambda package, root=None: "0-test")
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
+    return cfg.KernelSource("test", "linux-source-6.12", patches)
 
 
 PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -187,20 +187,20 @@ diff --git a/README b/README
 
 
 def test_series_is_applied_with_git_am_and_cached(tmp_path, monkeypatch):
-    small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line two"))
-    tree = world.prepare_source()
+    kernel = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line two"))
+    tree = world.prepare_source(kernel)
     assert (tree.path / "README").read_text() == "line one\nline 2\n"
     log = subprocess.run(["git", "log", "--format=%s"], cwd=tree.path, text=True,
                          capture_output=True, check=True).stdout.splitlines()
     assert log[0] == "readme: change line two"
-    again = world.prepare_source()       # cached: same key, same tree, nothing redone
+    again = world.prepare_source(kernel)       # cached: same key, same tree, nothing redone
     assert again == tree
 
 
 def test_patch_that_does_not_apply_is_named_with_its_rejects(tmp_path, monkeypatch):
-    small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line 2 as nobody wrote it"))
+    kernel = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line 2 as nobody wrote it"))
     with pytest.raises(world.Failure, match=r"patch 0001-test.patch does not apply.*README.rej"):
-        world.prepare_source()
+        world.prepare_source(kernel)
     # Nothing half-made is left where a later run would take it for a good tree.
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("src-")]
 
@@ -305,10 +305,38 @@ def test_a_root_without_mmdebstrap_names_the_fix(monkeypatch, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_root_key_follows_its_package_list():
+def test_the_root_key_follows_its_package_list_and_suites():
     other = dataclasses.replace(cfg.TRIXIE_ROOT, packages=cfg.TRIXIE_ROOT.packages + ("gdb",))
     assert other.key != cfg.TRIXIE_ROOT.key
     assert dataclasses.replace(cfg.TRIXIE_ROOT).key == cfg.TRIXIE_ROOT.key
+    assert dataclasses.replace(cfg.TRIXIE_ROOT, more_suites=()).key != cfg.TRIXIE_ROOT.key
+    assert cfg.TRIXIE_ROOT.sources == ["deb http://deb.debian.org/debian trixie main",
+                                       "deb http://deb.debian.org/debian trixie-backports main"]
+
+
+def test_mainline_is_the_pinned_package_of_the_debian_13_root(monkeypatch, tmp_path):
+    """A newer upload to backports changes nothing: the root installs the pinned version, and
+    the pin is part of the root's key and so of every tree and build made from it."""
+    monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
+    mainline = cfg.KERNELS["mainline"]
+    pin = f"{cfg.MAINLINE_PACKAGE}={cfg.MAINLINE_VERSION}"
+    assert mainline.root is cfg.TRIXIE_ROOT and pin in cfg.TRIXIE_ROOT.packages
+    assert mainline.tarball == cfg.root_dir(cfg.TRIXIE_ROOT) / "usr/src/linux-source-7.3.tar.xz"
+    assert cfg.KERNELS[cfg.DEFAULT_KERNEL].tarball == Path("/usr/src/linux-source-6.12.tar.xz")
+    # The event header is part of mainline's tree, so of its key; the series' key is as before.
+    assert cfg.series_hash(cfg.KERNELS["series"]) == cfg.series_hash()
+    assert cfg.series_hash(mainline) != cfg.series_hash(dataclasses.replace(mainline,
+                                                                           event_header=False))
+
+
+def test_mainline_is_built_in_its_root_with_the_roots_llvm():
+    mainline = cfg.KERNELS["mainline"]
+    x86 = cfg.build_params(mainline, cfg.ARCHS["x86_64"])
+    assert x86.root is cfg.TRIXIE_ROOT and x86.build_env["LIBCLANG_PATH"].endswith("llvm-19/lib")
+    riscv = cfg.build_params(mainline, cfg.ARCHS["riscv64"])
+    assert riscv.make_args == ("LLVM=1",) and riscv.kernel_compiler == "clang"
+    assert cfg.build_params(mainline, cfg.ARCHS["loongarch64"]) == cfg.ARCHS["loongarch64"]
+    assert cfg.build_params(cfg.KERNELS["series"], cfg.ARCHS["riscv64"]) == cfg.ARCHS["riscv64"]
 
 
 def test_deps_runs_on_a_machine_without_the_packages_it_installs():
