@@ -8,8 +8,19 @@
 #define _TPBENCH_H
 
 #include <linux/types.h>
+#include <linux/version.h>
 
 struct static_key;
+
+/*
+ * The struct static_key of tracepoint <name>: 6.13 made a tracepoint's key a
+ * struct static_key_false, which holds it as its member .key.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define TPBENCH_TP_KEY(name)	(&__tracepoint_##name.key.key)
+#else
+#define TPBENCH_TP_KEY(name)	(&__tracepoint_##name.key)
+#endif
 
 /*
  * A driver's transaction, as the txn variants' sites read it: the site loads

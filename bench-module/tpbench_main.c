@@ -284,9 +284,11 @@ static void tpbench_probe(void *data, unsigned long i)
 	probe_last = i;
 }
 
-static void tpbench_txn_probe(void *data, const struct tpbench_txn *t, u64 id, u32 flags,
+static void tpbench_txn_probe(void *data, const void *address, u64 id, u32 flags,
 			      size_t size)
 {
+	const struct tpbench_txn *t = address;
+
 	probe_hits++;
 	probe_sum += id;
 	probe_last = t - tpbench_txns;
@@ -501,8 +503,8 @@ static void check_hits(unsigned long n)
  */
 static void check_key_off_no_hits(unsigned long n)
 {
-	struct static_key *key = &__tracepoint_tpbench_hit.key;
-	struct static_key *txn_key = &__tracepoint_tpbench_txn.key;
+	struct static_key *key = TPBENCH_TP_KEY(tpbench_hit);
+	struct static_key *txn_key = TPBENCH_TP_KEY(tpbench_txn);
 	unsigned long hits = 0;
 	bool ok = true;
 	size_t k;
@@ -550,8 +552,8 @@ static void time_state(size_t s)
 	if (enabled && !attach_probes("timing_enabled"))
 		return;
 	/* Only tracefs can have turned the keys on: the module's probes are gone. */
-	if (recording && !(static_key_enabled(&__tracepoint_tpbench_hit.key) &&
-			   static_key_enabled(&__tracepoint_tpbench_txn.key))) {
+	if (recording && !(static_key_enabled(TPBENCH_TP_KEY(tpbench_hit)) &&
+			   static_key_enabled(TPBENCH_TP_KEY(tpbench_txn)))) {
 		out("# the tpbench events are off: enable them in tracefs first\n");
 		report(false, "timing_recording");
 		return;

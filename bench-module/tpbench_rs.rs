@@ -2,11 +2,24 @@
 
 //! The Rust loops of tpbench, called by the C harness in the same module.
 
-use core::ffi::c_ulong;
 use core::sync::atomic::{AtomicI32, Ordering};
 
+/// C's `unsigned long` as the kernel crate's bindings spell it: `core::ffi::c_ulong` on 6.12,
+/// the kernel's own `ffi::c_ulong` (a `usize`) on mainline, whose `declare_trace!` passes the
+/// arguments to the bindings' `rust_do_trace_*()` as they are.
+#[allow(non_camel_case_types)]
+type c_ulong = kernel::bindings::__kernel_ulong_t;
+
+// The series' name for the static branch on a key that defaults to off, until it takes
+// mainline's (`static_branch_unlikely!`); the Kbuild file sets the cfg on mainline.
+#[cfg(tpbench_mainline)]
+use kernel::jump_label::static_branch_unlikely;
+#[cfg(not(tpbench_mainline))]
+use kernel::jump_label::static_key_false as static_branch_unlikely;
+
 mod trace {
-    use core::ffi::c_ulong;
+    use super::c_ulong;
+    use core::ffi::c_void;
 
     kernel::declare_trace! {
         /// Fires `tpbench_hit` through the series' `declare_trace!`.
@@ -21,7 +34,7 @@ mod trace {
         /// # Safety
         ///
         /// Always safe to call: the event records `t` and does not dereference it.
-        pub(crate) unsafe fn tpbench_txn(t: *const super::Txn, id: u64, flags: u32, size: usize);
+        pub(crate) unsafe fn tpbench_txn(t: *const c_void, id: u64, flags: u32, size: usize);
     }
 }
 
@@ -59,7 +72,7 @@ fn txn(i: c_ulong) -> &'static Txn {
     // SAFETY: C defines the array `const` and never writes it, so a shared reference to it
     // is valid for the life of the module.
     let txns = unsafe { &*core::ptr::addr_of!(tpbench_txns) };
-    &txns[i as usize % TXNS]
+    &txns[i % TXNS]
 }
 
 /// Hands the transaction's address to an empty asm, as a driver that has just used it holds
@@ -71,6 +84,14 @@ fn hold(t: &Txn) {
     unsafe {
         core::arch::asm!("/* {0} */", in(reg) address, options(nomem, nostack, preserves_flags))
     };
+}
+
+/// The `struct static_key` of the `tpbench_hit` tracepoint. Mainline wraps it in a
+/// `struct static_key_false`, of which it is the first member, so the address is the same.
+#[inline(always)]
+fn hit_key() -> *mut kernel::bindings::static_key {
+    // SAFETY: Only the address of the C static is taken.
+    unsafe { core::ptr::addr_of_mut!(__tracepoint_tpbench_hit.key) }.cast()
 }
 
 /// The loop alone; the empty asm consumes the index in a register, without a store.
@@ -131,11 +152,8 @@ pub extern "C" fn tpbench_rust_load(n: c_ulong) {
     // SAFETY: The tracepoint is a static defined in C, so the pointer is valid for reads and
     // writes while the kernel runs; its key's count is an `atomic_t`, which has the size and
     // alignment of `AtomicI32` and is only ever accessed atomically.
-    let count = unsafe {
-        AtomicI32::from_ptr(core::ptr::addr_of_mut!(
-            __tracepoint_tpbench_hit.key.enabled.counter
-        ))
-    };
+    let count =
+        unsafe { AtomicI32::from_ptr(core::ptr::addr_of_mut!((*hit_key()).enabled.counter)) };
     for i in 0..n {
         if count.load(Ordering::Relaxed) > 0 {
             // SAFETY: The tracepoint has no requirements.
@@ -149,8 +167,7 @@ pub extern "C" fn tpbench_rust_load(n: c_ulong) {
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn tpbench_rust_count_call(n: c_ulong) {
-    // SAFETY: Only the address of the C static is taken.
-    let key = unsafe { core::ptr::addr_of_mut!(__tracepoint_tpbench_hit.key) };
+    let key = hit_key();
     for i in 0..n {
         // SAFETY: `key` points to the tracepoint's static key.
         if unsafe { tpbench_key_count(key) } > 0 {
@@ -164,13 +181,7 @@ pub extern "C" fn tpbench_rust_count_call(n: c_ulong) {
 #[no_mangle]
 pub extern "C" fn tpbench_rust_key_is_on() -> bool {
     // SAFETY: The key of a tracepoint is a static key defined by C.
-    unsafe {
-        kernel::jump_label::static_key_false!(
-            __tracepoint_tpbench_hit,
-            kernel::bindings::tracepoint,
-            key
-        )
-    }
+    unsafe { static_branch_unlikely!(__tracepoint_tpbench_hit, kernel::bindings::tracepoint, key) }
 }
 
 /// The driver-like loop without its site: the twin of `tpbench_c_txn_base`.
@@ -191,7 +202,7 @@ pub extern "C" fn tpbench_rust_txn(n: c_ulong) {
         let t = txn(i);
         hold(t);
         // SAFETY: `tpbench_txn` has no safety requirements.
-        unsafe { trace::tpbench_txn(t, t.id, t.flags, t.size) };
+        unsafe { trace::tpbench_txn(core::ptr::from_ref(t).cast(), t.id, t.flags, t.size) };
     }
 }
 
