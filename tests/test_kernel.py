@@ -114,16 +114,19 @@ def test_kernel_static_key_test_passes(built, guest_inits, accel, kernel, arch, 
     assert statuses == {"test_static_key_base": 0, "test_static_keys": 0, "no_such_module": 2}
 
 
-@pytest.mark.parametrize("arch, name", RUST_KERNELS)
-def test_macro_examples_pass_as_kunit_doctests(built, guest_inits, accel, arch, name):
-    result, _ = selftest_boot(built, guest_inits, accel, arch, name)
+@pytest.mark.parametrize("kernel, arch, name", ALL_RUST_KERNELS)
+def test_macro_examples_pass_as_kunit_doctests(built, guest_inits, accel, kernel, arch, name):
+    result, _ = selftest_boot(built, guest_inits, accel, arch, name, kernel)
     suite = console.parse_kunit_suite(result.console_lines, cfg.DOCTEST_SUITE)
     assert suite.problems == (), suite.problems
-    # The kernel crate has doctests of its own; ours are among them, each with its location.
-    assert len(suite.tests) > sum(SERIES_DOCTESTS[name].values())
-    for path, count in SERIES_DOCTESTS[name].items():
-        ours = suite.in_file(path)
-        assert [t.status for t in ours] == ["ok"] * count, (path, ours)
+    assert not [t for t in suite.tests if t.status == "not ok"]
+    # The kernel crate has doctests of its own; the series' are among them, each with its
+    # location. Mainline's jump_label.rs and tracepoint.rs have no examples.
+    ours = SERIES_DOCTESTS[name] if kernel == "series" else {}
+    assert len(suite.tests) > sum(ours.values())
+    for path, count in ours.items():
+        found = suite.in_file(path)
+        assert [t.status for t in found] == ["ok"] * count, (path, found)
 
 
 @pytest.mark.parametrize("arch, name", KERNELS)
