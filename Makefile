@@ -25,7 +25,8 @@ export TEST_PROFILE
 # Debian 13 root) make test builds and boots beside the series' with the same checks.
 TEST_MAINLINE_ARCHS ?=
 export TEST_MAINLINE_ARCHS
-# The kernel of make kernels and make sample: series (6.12 with patches/) or mainline.
+# The kernel of make bench, make kernels and make sample: series (6.12 with patches/) or
+# mainline.
 KERNEL ?= series
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
@@ -60,7 +61,7 @@ help:
 	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
 	@echo "  TEST_MAINLINE_ARCHS=...  those make test also builds and boots mainline for"
 	@echo "                       [$(TEST_MAINLINE_ARCHS)]"
-	@echo "  KERNEL=series|mainline  the kernel of make kernels and make sample [$(KERNEL)]"
+	@echo "  KERNEL=series|mainline  the kernel of make bench, kernels and sample [$(KERNEL)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -83,7 +84,7 @@ check-series: deps
 bench: deps
 	@set -e; start=$$(date +%s); \
 	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
-		--compare-archs "$(COMPARE_ARCHS)" --accel $(ACCEL) $(QUICK_ARGS)); \
+		--compare-archs "$(COMPARE_ARCHS)" --kernel $(KERNEL) --accel $(ACCEL) $(QUICK_ARGS)); \
 	for dir in $$($(PYTHON) -m analysis profile-runs --run $$run); do \
 		$(PYTHON) -m runner native --run $$dir; \
 		echo "[tpbench] analysis of $$dir ..." >&2; \

@@ -110,7 +110,8 @@ def cmd_bench(args) -> int:
     run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
                            bench.parse_list(args.archs),
                            profile_names=bench.parse_list(args.profiles),
-                           compare_archs=bench.parse_list(args.compare_archs))
+                           compare_archs=bench.parse_list(args.compare_archs),
+                           kernel_name=args.kernel)
     print(run)
     return 0
 
@@ -150,6 +151,8 @@ def main(argv=None) -> int:
     p.add_argument("--compare-archs", default="",
                    help="the architectures of the further profiles (default: all of --archs)")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
+    p.add_argument("--kernel", choices=list(cfg.KERNELS), default=cfg.DEFAULT_KERNEL,
+                   help="; ".join(f"{k}: {v.what}" for k, v in cfg.KERNELS.items()))
     p.add_argument("--accel", default="auto")
     defaults = bench.BenchParams()
     p.add_argument("--variants", default=",".join(defaults.variants))

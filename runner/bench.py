@@ -178,9 +178,10 @@ def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
 
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
                arch_names=("x86_64",), timeout: float = 900, only=None,
-               profile_names=(cfg.DEFAULT_PROFILE,), compare_archs=None) -> Path:
+               profile_names=(cfg.DEFAULT_PROFILE,), compare_archs=None,
+               kernel_name=cfg.DEFAULT_KERNEL) -> Path:
     """Runs every (architecture, config), or those of the set `only` of (arch, config) names,
-    for each build profile; returns the run directory. The first profile's results are the
+    for each build profile, on the kernel `kernel_name`; returns the run directory. The first profile's results are the
     run directory's own; each further profile's are a run directory of their own inside it,
     named after the profile (data/<run-id>/tiny/), measured on `compare_archs` (default:
     every architecture). Raises world.Failure on a bad run, after marking the run
@@ -191,6 +192,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for name in config_names:
         if name not in cfg.KERNEL_CONFIGS:
             problems.append(f"unknown config {name!r}; valid: {', '.join(cfg.KERNEL_CONFIGS)}")
+    if kernel_name not in cfg.KERNELS:
+        problems.append(f"unknown kernel {kernel_name!r}; valid: {', '.join(cfg.KERNELS)}")
     for name in profile_names:
         if name not in cfg.PROFILES:
             problems.append(f"unknown build profile {name!r}; valid: {', '.join(cfg.PROFILES)}")
@@ -210,7 +213,7 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     if problems:
         raise world.Failure("; ".join(problems))
     archs = [cfg.ARCHS[a] for a in arch_names]
-    source = world.prepare_source()
+    source = world.prepare_source(cfg.KERNELS[kernel_name])
     run = new_run_dir(data_root, params)
     profiles = [cfg.PROFILES[p] for p in profile_names]
     for k, profile in enumerate(profiles):
@@ -248,6 +251,8 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "archs": [a.name for a in archs],
         "profile": profile.name,
         "profile_what": profile.what,
+        "kernel": source.kernel.name,
+        "kernel_what": source.kernel.what,
         "other_profiles": other_profiles,
         "kernel_package": f"{source.kernel.package} {world.package_version(source.kernel)}",
         "series_hash": cfg.series_hash(source.kernel),
@@ -309,8 +314,10 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
         ko = build_bench_module(kb, Path(tmp))
         # The exact module measured, for the codegen comparison of this run.
         shutil.copy(ko, run / f"tpbench-{tag}.ko")
-        initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz",
-                                      world.guest_init(source, arch), {"/tpbench.ko": ko})
+        # The init is a user program: the series' tree builds it for every kernel.
+        init = world.guest_init(world.prepare_source(), arch)
+        initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz", init,
+                                      {"/tpbench.ko": ko})
         boot_and_record(arch, config, kb, initrd, accel, params, run, context, timeout, rows)
 
 

@@ -48,6 +48,18 @@ def test_the_further_profiles_run_on_the_runs_architectures(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
+    with pytest.raises(world.Failure, match=re.escape("unknown kernel '6.13'; valid: series, "
+                                                      "mainline")):
+        bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
+                         kernel_name="6.13")
+    from runner import __main__ as cli
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--data", str(tmp_path), "--kernel", "6.13"])
+    assert "invalid choice: '6.13'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_bad_build_profile_is_a_usage_error(tmp_path, capsys):
     from runner import __main__ as cli
     assert cli.main(["bench", "--data", str(tmp_path), "--profiles", "distro,fast"]) == 2
