@@ -36,7 +36,16 @@ def profile_of(context: dict) -> str:
 
 def profile_words(context: dict) -> str:
     what = context.get("profile_what") or "tinyconfig's -Os, no function tracer"
-    return f"build profile **{profile_of(context)}** ({what})"
+    kernel = context.get("kernel", "series")
+    return ("" if kernel == "series" else f"kernel **{kernel}** ({context['kernel_what']}), "
+            ) + f"build profile **{profile_of(context)}** ({what})"
+
+
+def build_words(context: dict) -> str:
+    """What a heading says of how the numbers under it were built: the profile (and the
+    kernel, when it is not the series' 6.12)."""
+    kernel = context.get("kernel", "series")
+    return ("" if kernel == "series" else f"{kernel}, ") + f"build profile {profile_of(context)}"
 
 
 # The site kinds the profiles are compared on: C's and Rust's site of each, and the helper.
@@ -747,11 +756,11 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         + f". Raw samples: [`{rel}/samples.csv`]({rel}/samples.csv), context: "
         f"[`{rel}/context.json`]({rel}/context.json).",
         "",
-        f"## Headline: the disabled site, per call (build profile {profile_of(context)})",
+        f"## Headline: the disabled site, per call ({build_words(context)})",
         "",
         *headline(everything, context, paths or {}, rel),
         *sources(everything, context),
-        f"## Inside the guest (build profile {profile_of(context)})",
+        f"## Inside the guest ({build_words(context)})",
         "",
         "\"net of baseline\" is the variant minus its loop without the site "
         "(`c_base`/`rust_base`, `c_txn_base`/`rust_txn_base`; the empty loop in older runs); "
@@ -849,6 +858,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "",
         "```",
         f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
+        + ("" if context.get("kernel", "series") == "series" else f" KERNEL={context['kernel']}")
         + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in others)])}\""
            if others else "")
         + "   # a new run under data/, analysis, plots, codegen, REPORT.md",
