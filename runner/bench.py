@@ -330,7 +330,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     with world.Stage(f"run matrix on {arch.name}/{config.name}"):
         # Straight into the run directory, so an interrupted boot keeps its console.
         result = world.boot(arch, kb.image, initrd, append, accel, run, tag, timeout=timeout)
-    fragments = cfg.fragment_paths(arch, config, kb.profile)
+    fragments = cfg.fragment_paths(arch, config, kb.profile, kb.kernel.name)
     context["configs"][f"{arch.name}/{config.name}"] = {
         "arch": arch.name,
         "config": config.name,
@@ -338,7 +338,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         "kernel_release": (kb.build / "include/config/kernel.release").read_text().strip(),
         "build_key": kb.key,
         "fragments": {p.name: p.read_text() for p in fragments},
-        "fragment_hash": cfg.fragment_hash(arch, config, kb.profile),
+        "fragment_hash": cfg.fragment_hash(arch, config, kb.profile, kb.kernel.name),
         "qemu_command": result.command,
         "accel": result.accel,
         "accel_reason": result.accel_reason,

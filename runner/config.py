@@ -287,21 +287,26 @@ class BuildProfile:
     """How the kernel is built around the series: optimisation, mitigations, tracer.
 
     `fragment` applies to every architecture, then `<name>-<arch>.config` to each of
-    `arch_fragments` (the architecture's own mitigations).
+    `arch_fragments` (the architecture's own mitigations), then `<name>-<kernel>.config` to
+    each kernel of `kernel_fragments` (what that kernel's Debian config does differently).
     """
     name: str
     fragment: str
     arch_fragments: tuple[str, ...] = ()
     what: str = ""
+    kernel_fragments: tuple[str, ...] = ()
 
-    def fragments(self, arch: "ArchParams") -> list[str]:
+    def fragments(self, arch: "ArchParams", kernel: str = DEFAULT_KERNEL) -> list[str]:
         own = [f"{self.name}-{arch.name}.config"] if arch.name in self.arch_fragments else []
+        if kernel in self.kernel_fragments:
+            own.append(f"{self.name}-{kernel}.config")
         return [self.fragment, *own]
 
 
 PROFILES = {
     "distro": BuildProfile("distro", "distro.config", ("x86_64", "arm64", "arm"),
-                           "-O2 with Debian's mitigations and function tracer"),
+                           "-O2 with Debian's mitigations and function tracer",
+                           kernel_fragments=("mainline",)),
     "tiny": BuildProfile("tiny", "tiny.config", (), "tinyconfig's -Os, no function tracer"),
 }
 # What users run: make bench and make test measure it unless PROFILES says otherwise.
@@ -353,14 +358,16 @@ def build_params(kernel: KernelSource, arch: ArchParams) -> ArchParams:
                    kernel_cc="clang" if arch.kernel_cc else "")
 
 
-def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile) -> list[Path]:
+def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile,
+                   kernel: str = DEFAULT_KERNEL) -> list[Path]:
     """In the order merge_config applies them: base, profile, then the config's own."""
-    return [CONFIGS / arch.base_fragment, *(CONFIGS / f for f in profile.fragments(arch)),
-            CONFIGS / config.fragment]
+    return [CONFIGS / arch.base_fragment,
+            *(CONFIGS / f for f in profile.fragments(arch, kernel)), CONFIGS / config.fragment]
 
 
-def fragment_hash(arch: ArchParams, config: KernelConfig, profile: BuildProfile) -> str:
-    return digest([p.read_bytes() for p in fragment_paths(arch, config, profile)])
+def fragment_hash(arch: ArchParams, config: KernelConfig, profile: BuildProfile,
+                  kernel: str = DEFAULT_KERNEL) -> str:
+    return digest([p.read_bytes() for p in fragment_paths(arch, config, profile, kernel)])
 
 
 def parse_kconfig(text: str) -> dict[str, str]:

@@ -272,13 +272,13 @@ def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig
     tools = toolchain_versions(cfg.build_params(source.kernel, arch))
     toolhash = cfg.digest([f"{k}={tools[k]}".encode() for k in ("rustc", "bindgen", "gcc")])
     return (f"{source.key}-{arch.name}-{profile.name}-{config.name}-"
-            f"{cfg.fragment_hash(arch, config, profile)}-{toolhash}")
+            f"{cfg.fragment_hash(arch, config, profile, source.kernel.name)}-{toolhash}")
 
 
 def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelConfig,
-              profile: cfg.BuildProfile, log: Path) -> None:
+              profile: cfg.BuildProfile, log: Path, kernel: str = cfg.DEFAULT_KERNEL) -> None:
     """tinyconfig + the fragments + olddefconfig, then every requested option must be there."""
-    fragments = cfg.fragment_paths(arch, config, profile)
+    fragments = cfg.fragment_paths(arch, config, profile, kernel)
     kbuild_make(src, build, "tinyconfig", arch=arch, log=log)
     run(in_root(arch, [src / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
                        build / ".config", *fragments]), cwd=src, log=log,
@@ -289,7 +289,8 @@ def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelCo
         wanted.update(cfg.parse_kconfig(path.read_text()))
     lost = cfg.missing_options(wanted, (build / ".config").read_text())
     if lost:
-        raise Failure(f"{arch.name}/{profile.name}/{config.name}: these requested options did not survive "
+        raise Failure(f"{kernel}/{arch.name}/{profile.name}/{config.name}: these requested "
+                      f"options did not survive "
                       f"olddefconfig (probably due to unsatisfied dependencies): "
                       f"{', '.join(lost)}")
 
@@ -313,7 +314,7 @@ def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelCon
     log = build / "tpbench-build.log"
     log.write_text("")
     with Stage(f"configure {name}"):
-        configure(source.path, build, result.build_arch, config, profile, log)
+        configure(source.path, build, result.build_arch, config, profile, log, source.kernel.name)
     with Stage(f"build {name} kernel and modules (log: {log})"):
         build_image_and_modules(source.path, build, result.build_arch, log)
     stamp.write_text(key + "\n")
