@@ -4,9 +4,9 @@
 
 use core::sync::atomic::{AtomicI32, Ordering};
 
-/// C's `unsigned long` as the kernel crate's bindings spell it: `core::ffi::c_ulong` on 6.12,
-/// the kernel's own `ffi::c_ulong` (a `usize`) on mainline, whose `declare_trace!` passes the
-/// arguments to the bindings' `rust_do_trace_*()` as they are.
+/// C's `unsigned long` as the kernel crate's bindings spell it (a `usize` on both kernels, where
+/// `core::ffi::c_ulong` is a `u64`): mainline's `declare_trace!` passes the arguments to the
+/// bindings' `rust_do_trace_*()` as they are.
 #[allow(non_camel_case_types)]
 type c_ulong = kernel::bindings::__kernel_ulong_t;
 

@@ -124,6 +124,11 @@ def cmd_native(args) -> int:
     return 0
 
 
+def add_kernel_argument(parser) -> None:
+    parser.add_argument("--kernel", choices=list(cfg.KERNELS), default=cfg.DEFAULT_KERNEL,
+                        help="; ".join(f"{k}: {v.what}" for k, v in cfg.KERNELS.items()))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m runner")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -135,8 +140,7 @@ def main(argv=None) -> int:
         p.add_argument("--arch", default="x86_64")
         p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
         if name != "check-series":
-            p.add_argument("--kernel", choices=list(cfg.KERNELS), default=cfg.DEFAULT_KERNEL,
-                           help="; ".join(f"{k}: {v.what}" for k, v in cfg.KERNELS.items()))
+            add_kernel_argument(p)
         if name == "kernels":
             p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE, help="space-separated")
         if name == "sample":
@@ -151,8 +155,7 @@ def main(argv=None) -> int:
     p.add_argument("--compare-archs", default="",
                    help="the architectures of the further profiles (default: all of --archs)")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
-    p.add_argument("--kernel", choices=list(cfg.KERNELS), default=cfg.DEFAULT_KERNEL,
-                   help="; ".join(f"{k}: {v.what}" for k, v in cfg.KERNELS.items()))
+    add_kernel_argument(p)
     p.add_argument("--accel", default="auto")
     defaults = bench.BenchParams()
     p.add_argument("--variants", default=",".join(defaults.variants))

@@ -181,11 +181,11 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
                profile_names=(cfg.DEFAULT_PROFILE,), compare_archs=None,
                kernel_name=cfg.DEFAULT_KERNEL) -> Path:
     """Runs every (architecture, config), or those of the set `only` of (arch, config) names,
-    for each build profile, on the kernel `kernel_name`; returns the run directory. The first profile's results are the
-    run directory's own; each further profile's are a run directory of their own inside it,
-    named after the profile (data/<run-id>/tiny/), measured on `compare_archs` (default:
-    every architecture). Raises world.Failure on a bad run, after marking the run
-    incomplete with the reason."""
+    for each build profile, on the kernel `kernel_name`; returns the run directory. The first
+    profile's results are the run directory's own; each further profile's are a run directory
+    of their own inside it, named after the profile (data/<run-id>/tiny/), measured on
+    `compare_archs` (default: every architecture). Raises world.Failure on a bad run, after
+    marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
         problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")

@@ -183,9 +183,6 @@ class SourceTree:
 
 def package_version(kernel: cfg.KernelSource) -> str:
     """The version of the kernel's source package: the host's, or the one its root pins."""
-    if kernel.root is None:
-        return debian_version(kernel.package)
-    debian_root(kernel.root)
     return debian_version(kernel.package, kernel.root)
 
 

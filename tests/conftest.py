@@ -92,7 +92,7 @@ def kernels(source_tree):
 def built(kernels):
     """`built(kernel, arch, config)`: that kernel in TEST_PROFILE, built on first use. The
     series' kernels are all built first (as `kernels`), so that a failure shows there."""
-    trees, builds = {}, {(k, a, c): kb for (a, c), kb in kernels.items() for k in ("series",)}
+    trees, builds = {}, {("series", a, c): kb for (a, c), kb in kernels.items()}
 
     def build(kernel: str, arch: str, config: str) -> world.KernelBuild:
         if (kernel, arch, config) not in builds:
