@@ -21,8 +21,9 @@ noinline void tpbench_trace_helper(unsigned long i)
 }
 
 /*
- * What the series' generic static_key_false! called before it read the count
- * inline: an out-of-line copy of static_key_count() without CONFIG_JUMP_LABEL.
+ * What the series' generic static_branch_unlikely! called before it read the
+ * count inline: an out-of-line copy of static_key_count() without
+ * CONFIG_JUMP_LABEL.
  */
 noinline int tpbench_key_count(struct static_key *key)
 {

@@ -10,12 +10,7 @@ use core::sync::atomic::{AtomicI32, Ordering};
 #[allow(non_camel_case_types)]
 type c_ulong = kernel::bindings::__kernel_ulong_t;
 
-// The series' name for the static branch on a key that defaults to off, until it takes
-// mainline's (`static_branch_unlikely!`); the Kbuild file sets the cfg on mainline.
-#[cfg(tpbench_mainline)]
 use kernel::jump_label::static_branch_unlikely;
-#[cfg(not(tpbench_mainline))]
-use kernel::jump_label::static_key_false as static_branch_unlikely;
 
 mod trace {
     use super::c_ulong;
@@ -162,7 +157,7 @@ pub extern "C" fn tpbench_rust_load(n: c_ulong) {
     }
 }
 
-/// The generic `static_key_false!` as it was before the series read the count inline: a call
+/// The generic `static_branch_unlikely!` as it was before the series read the count inline: a call
 /// to an out-of-line C function per event to read the key's count.
 #[no_mangle]
 #[inline(never)]

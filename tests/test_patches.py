@@ -22,6 +22,7 @@ EXPLAINED = {
     "Macro argument reuse": "argument reuse",
     "Alignment should match open parenthesis": "TRACE_EVENT",
     "Lines should not end with a '('": "TRACE_EVENT",
+    "Unknown commit id": "mainline's",
 }
 
 

@@ -69,7 +69,7 @@ def test_clippy_has_nothing_to_say_about_the_series(kernels, name):
     assert "CLIPPY" in module_log and warnings(module_log) == []
 
 
-RUSTDOC_PAGES = ("jump_label/macro.static_key_false.html", "macro.declare_trace.html")
+RUSTDOC_PAGES = ("jump_label/macro.static_branch_unlikely.html", "macro.declare_trace.html")
 
 
 @pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
