@@ -18,7 +18,7 @@ export TEST_NO_JUMP_LABEL_ARCHS
 # Build profiles for make bench: distro (-O2, Debian's mitigations and function tracer: what
 # users run) by default; PROFILES="distro tiny" adds tinyconfig's -Os build to the same run.
 PROFILES ?= distro
-# The architectures the further profiles are measured on (default: all of ARCHS).
+# The architectures the further profiles and kernels are measured on (default: all of ARCHS).
 COMPARE_ARCHS ?=
 # The profile make test builds and checks; make test-full checks tiny too.
 TEST_PROFILE ?= distro
@@ -27,9 +27,12 @@ export TEST_PROFILE
 # Debian 13 root) make test builds and boots beside the series' with the same checks.
 TEST_MAINLINE_ARCHS ?= x86_64
 export TEST_MAINLINE_ARCHS
-# The kernel of make bench, make kernels and make sample: series (6.12 with patches/) or
-# mainline.
+# The kernel of make bench, make kernels and make sample: series (6.12 with patches/),
+# mainline, or series-gcc14 (the series' tree built with mainline's compilers).
 KERNEL ?= series
+# Kernels make bench measures beside KERNEL, in the first profile, on COMPARE_ARCHS: mainline
+# by default; series-gcc14 tells the compiler's part of the differences from the kernel's.
+COMPARE_KERNELS ?= $(filter-out $(KERNEL),mainline)
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
@@ -60,11 +63,15 @@ help:
 	@echo "  TEST_NO_JUMP_LABEL_ARCHS=...  those make test also boots without jump labels"
 	@echo "                       [$(TEST_NO_JUMP_LABEL_ARCHS)]"
 	@echo "  PROFILES=\"distro tiny\" build profiles for make bench, the first the headline's [$(PROFILES)]"
-	@echo "  COMPARE_ARCHS=...    the architectures of the further profiles [all of ARCHS]"
+	@echo "  COMPARE_ARCHS=...    the architectures of the further profiles and kernels"
+	@echo "                       [all of ARCHS]"
 	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
 	@echo "  TEST_MAINLINE_ARCHS=...  those make test also builds and boots mainline for"
 	@echo "                       [$(TEST_MAINLINE_ARCHS)]"
-	@echo "  KERNEL=series|mainline  the kernel of make bench, kernels and sample [$(KERNEL)]"
+	@echo "  KERNEL=series|mainline|series-gcc14  the kernel of make bench, kernels and sample"
+	@echo "                       [$(KERNEL)]"
+	@echo "  COMPARE_KERNELS=...  kernels make bench measures beside KERNEL, on COMPARE_ARCHS"
+	@echo "                       [$(COMPARE_KERNELS)]"
 	@echo "  QUICK=1              short matrix for make bench"
 	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -87,7 +94,8 @@ check-series: deps
 bench: deps
 	@set -e; start=$$(date +%s); \
 	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
-		--compare-archs "$(COMPARE_ARCHS)" --kernel $(KERNEL) --accel $(ACCEL) $(QUICK_ARGS)); \
+		--compare-archs "$(COMPARE_ARCHS)" --kernel $(KERNEL) \
+		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS)); \
 	for dir in $$($(PYTHON) -m analysis profile-runs --run $$run); do \
 		$(PYTHON) -m runner native --run $$dir; \
 		echo "[tpbench] analysis of $$dir ..." >&2; \

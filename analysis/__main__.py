@@ -22,12 +22,14 @@ def latest_run() -> Path:
 
 
 def profile_runs(run: Path) -> list[Path]:
-    """The run directory, then the run directory of each further build profile inside it."""
+    """The run directory, then the run directory of each further build profile and kernel
+    inside it."""
     context = validate.check_context(run)
-    others = [run / name for name in context.get("other_profiles", [])]
+    others = [run / name for name in [*context.get("other_profiles", []),
+                                       *context.get("other_kernels", [])]]
     for other in others:
         if not (other / "context.json").exists():
-            raise SystemExit(f"{run}/context.json names the build profile {other.name}, but "
+            raise SystemExit(f"{run}/context.json names the further run {other.name}, but "
                              f"{other} has no context.json: the run is damaged or was cut "
                              "short; run make bench again")
     return [run, *others]
@@ -66,6 +68,10 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
         codegen.add_aliases(funcs, function_aliases(ko))
         codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
+        helpers = run / f"kernel-helpers-{tag}.txt"
+        if helpers.exists():
+            for name, f in codegen.kernel_functions(helpers.read_text()).items():
+                funcs.setdefault(name, f)
         guest = context["configs"].get(f"{arch}/{config}", {})
         codegen.as_loaded(funcs, return_thunk=not no_return_thunk(guest.get("vulnerabilities", {})),
                           ftrace_entries=patchable_entries(ko))
@@ -77,8 +83,12 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
                             .get("fragments", {}).values())
         jump_label = "CONFIG_JUMP_LABEL=y" in fragments
         measured, why = measured_per_call(summary, arch, config)
-        failures = codegen.check_codegen(funcs, sites, measured, variants, jump_label)
-        ran, skipped = codegen.checks_made(measured, variants, jump_label, why)
+        # Mainline reads the key's count through a kernel function without jump labels.
+        count_helper = (codegen.MAINLINE_COUNT_HELPER
+                        if context.get("kernel") == "mainline" and not jump_label else None)
+        failures = codegen.check_codegen(funcs, sites, measured, variants, jump_label,
+                                         count_helper)
+        ran, skipped = codegen.checks_made(measured, variants, jump_label, why, count_helper)
         lengths = {f"{s.function}": f"{s.kind} ({s.raw[:14]})" for ss in sites.values() for s in ss
                    if s.function in ("tpbench_c_trace", "tpbench_rust_trace")}
         text = [f"site {fn}: {kind}" for fn, kind in sorted(lengths.items())]

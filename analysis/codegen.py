@@ -195,6 +195,27 @@ def parse_objdump(text: str) -> dict[str, Function]:
     return funcs
 
 
+def kernel_functions(text: str) -> dict[str, Function]:
+    """Functions of `objdump -d` of a vmlinux (runner.world.kernel_helpers_code). The code is
+    linked, so a call or jump names its target in its operands, not in a relocation; that
+    name is taken as the relocation, so that as_loaded() sees the kernel's code as it sees
+    a module's."""
+    funcs = parse_objdump(text)
+    for f in funcs.values():
+        f.section = "vmlinux"
+        for insn in f.insns:
+            target = re.search(r"<([\w.]+)>\s*$", insn.operands)
+            if target and insn.reloc is None and (is_call(insn.mnemonic) or is_jump(insn.mnemonic)):
+                insn.reloc = target.group(1)
+    return funcs
+
+
+# Mainline's static_branch_unlikely! reads the key's count through this C helper of the
+# kernel crate without CONFIG_JUMP_LABEL (the series reads it inline, its patch 7): a call on
+# Rust's disabled path, by design.
+MAINLINE_COUNT_HELPER = "rust_helper_static_key_count"
+
+
 class WalkError(Exception):
     pass
 
@@ -489,6 +510,61 @@ def next_pc(f: Function, insn: Insn, sites: set, key: KeyState, head: int | None
     return insn.target if taken else insn.end
 
 
+COMPARES = {"cmp", "cmpq", "cmn", "test", "testq", "tst"}
+# Adding a constant to the loop's counter: x86 "add $0x2,%rax", arm64 and arm
+# "add x1, x1, #0x2", riscv64 "addi a5,a5,2", loongarch64 "addi.d $a1, $a1, 2" (or sub).
+STEPS = {"add", "addq", "sub", "subq", "addi", "addiw", "addi.d", "addi.w"}
+_NUMBER = re.compile(r"[$#]?-?(0x[0-9a-f]+|\d+)")
+_REGISTER = re.compile(r"[%$]?[a-z]\w*")
+
+
+def _numbers(ops: list[str]) -> list[int]:
+    return [int(o.lstrip("$#"), 0) for o in ops if _NUMBER.fullmatch(o)]
+
+
+def _registers(ops: list[str]) -> list[str]:
+    return [reg(o) for o in ops if _REGISTER.fullmatch(o)]
+
+
+def iterations_per_trip(path: list[tuple[str, "Insn"]]) -> int:
+    """How many of the source loop's iterations one trip around the loop runs: k when the
+    compiler unrolled the loop k times, seen as the step of the counter that the closing
+    branch tests (every bench loop counts by one); 1 when nothing says otherwise."""
+    loop = path[0][0]
+    own = [i for f, i in path if f == loop]
+    # riscv64 and loongarch64 compare in the branch; the others in the last compare.
+    tested = set(_registers(operands(own[-1])))
+    if not tested:
+        compares = [i for i in own if i.mnemonic in COMPARES]
+        tested = set(_registers(operands(compares[-1]))) if compares else set()
+    steps = []
+    for insn in own:
+        ops = operands(insn)
+        regs, numbers = _registers(ops), _numbers(ops)
+        if (insn.mnemonic in STEPS and len(numbers) == 1 and regs
+                and set(regs) == {regs[0]} and regs[0] in tested):
+            steps.append(abs(numbers[0]))
+        elif insn.mnemonic.rstrip("q") in ("inc", "dec") and set(regs) & tested:
+            steps.append(1)
+    return steps[0] if len(steps) == 1 and steps[0] > 0 else 1
+
+
+# An unrolled loop runs its remainder apart (peeled, or a trip cut short) when N is not a
+# multiple of the unroll factor, so the slope fitted over N lies near the count, not on it.
+UNROLLED_TOLERANCE = 0.05
+
+
+def per_iteration(path: list[tuple[str, "Insn"]]) -> float:
+    """Instructions per iteration of the source loop: per trip, over the unroll factor."""
+    return len(path) / iterations_per_trip(path)
+
+
+def trip_words(path: list[tuple[str, "Insn"]]) -> str:
+    k = iterations_per_trip(path)
+    return (f"{len(path)} instructions per trip, unrolled {k} times: {per_iteration(path):g} "
+            "per iteration") if k > 1 else f"{len(path)} instructions per iteration"
+
+
 def site_offsets(sites_map: dict[str, list["Site"]]) -> set[tuple[str, int]]:
     return {(s.section, s.offset) for ss in sites_map.values() for s in ss}
 
@@ -583,10 +659,13 @@ def sites_by_function(ko: Path) -> dict[str, list[Site]]:
 
 
 def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
-                  measured: dict[str, float] | None, variants, jump_label: bool) -> list[str]:
+                  measured: dict[str, float] | None, variants, jump_label: bool,
+                  count_helper: str | None = None) -> list[str]:
     """Every check of the codegen comparison; returns the failures (empty when all pass).
 
     With CONFIG_JUMP_LABEL the trace loops have one NOP site each; without it, none.
+    `count_helper`: the kernel function Rust's site calls to read the key's count (mainline
+    without CONFIG_JUMP_LABEL), the one call its disabled path makes.
     """
     failures = []
     walks = walk_all(funcs, site_offsets(sites), variants)
@@ -606,19 +685,25 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
             failures.append(f"{fn}: cannot walk the disabled path: {path}")
             continue
         calls = [i for _, i in path if is_call(i.mnemonic)]
-        if variant in ("c_trace", "rust_trace") and calls:
+        if variant == "rust_trace" and count_helper:
+            if [i.reloc for i in calls] != [count_helper]:
+                failures.append(f"{fn}: the disabled path calls "
+                                f"{[i.reloc or i.text for i in calls]}, not {count_helper} alone")
+        elif variant in ("c_trace", "rust_trace") and calls:
             failures.append(f"{fn}: the disabled path calls {calls[0].reloc or calls[0].text}")
         if variant == "rust_helper" and not calls:
             failures.append(f"{fn}: the helper variant's loop has no call")
         # Measured slopes are exact under icount, up to floating-point rounding in the fit.
-        if measured is not None and variant in measured and abs(len(path) - measured[variant]) > 1e-6:
-            failures.append(f"{fn}: {len(path)} instructions per iteration in the disassembly, "
+        tolerance = 1e-6 if iterations_per_trip(path) == 1 else UNROLLED_TOLERANCE
+        if (measured is not None and variant in measured
+                and abs(per_iteration(path) - measured[variant]) > tolerance):
+            failures.append(f"{fn}: {trip_words(path)} in the disassembly, "
                             f"{measured[variant]:g} measured")
     return failures
 
 
 def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
-                why_unmeasured: str) -> tuple[list[str], list[str]]:
+                why_unmeasured: str, count_helper: str | None = None) -> tuple[list[str], list[str]]:
     """What check_codegen checks for these inputs, and what it skips and why: the report
     names exactly these, never a check that did not run."""
     ran, skipped = [], []
@@ -627,7 +712,13 @@ def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
     if traces:
         ran.append(("one NOP site with one __jump_table entry" if jump_label else
                     "no __jump_table entry (CONFIG_JUMP_LABEL=n)") + " in " + " and ".join(traces))
-        ran.append("no call on the disabled path of " + " and ".join(traces))
+        if count_helper and "rust_trace" in traces:
+            ran.append(f"one call, to the kernel's {count_helper}() (mainline without "
+                       "CONFIG_JUMP_LABEL), on the disabled path of rust_trace, followed into "
+                       "vmlinux")
+            traces = [v for v in traces if v != "rust_trace"]
+        if traces:
+            ran.append("no call on the disabled path of " + " and ".join(traces))
     if "rust_helper" in variants:
         ran.append("a call on rust_helper's disabled path")
     ran.append(f"the disabled path of each of the {len(list(variants))} variants can be walked")
@@ -677,7 +768,7 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
         callees = sorted({f for f, _ in path if f != fn})
         for callee in callees:
             body += [""] + function_listing(funcs, callee, sites, addrs)
-        blocks[v] = body + [f"disabled path: {len(path)} instructions per iteration"]
+        blocks[v] = body + [f"disabled path: {trip_words(path)}"]
     out = []
     done = set()
     for left, right in PAIRS:
@@ -696,7 +787,7 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
     return "\n".join(out)
 
 
-def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tuple[str, int, str]]:
+def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tuple[str, str, str]]:
     """(variant, instructions per iteration, the instructions) of each disabled path; a
     branch the path takes is marked "(taken)", an instruction that reads data "(load)"."""
     sites = site_offsets(sites_map)
@@ -715,5 +806,8 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
                          + (" (load)" if loads_data(i) else "")
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))
-        out.append((v, len(path), "; ".join(words)))
+        k = iterations_per_trip(path)
+        count = (f"{per_iteration(path):g} ({len(path)} per trip, unrolled {k} times)" if k > 1
+                 else str(len(path)))
+        out.append((v, count, "; ".join(words)))
     return out

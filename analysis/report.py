@@ -110,6 +110,113 @@ def profiles_section(main: "Analysed", other: "Analysed") -> list[str]:
     return out + [""] + sentences + [""]
 
 
+def kernel_of(context: dict) -> str:
+    return context.get("kernel", "series")
+
+
+# The series' tree built by mainline's compilers: beside the series and mainline it splits
+# each difference into the compiler's part and the kernel's.
+COMPILER_PROBE = "series-gcc14"
+STATES_COMPARED = (("disabled", "off"), ("enabled", "probe attached"),
+                   ("recording", "recording"))
+
+
+def cause(series: float, middle: float | None, other: float) -> str:
+    """Whose doing a difference between the series and the other kernel is, from the series'
+    tree built by the other kernel's compilers (`middle`): what changes with the compiler
+    alone is the compiler's, what changes after it the kernel's."""
+    if abs(series - other) < 1e-6:
+        return "-"
+    if middle is None:
+        return "compiler or kernel (no series-gcc14 in this run)"
+    parts = [f"compiler {signed(middle - series)}" if abs(middle - series) >= 1e-6 else "",
+             f"kernel {signed(other - middle)}" if abs(other - middle) >= 1e-6 else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def signed(x: float) -> str:
+    return ("+" if x > 0 else "") + fmt(x)
+
+
+def toolchain_words(context: dict, arch: str) -> str:
+    """"GCC 12.2.0, rustc 1.96.0, bindgen 0.60.1" from the versions context.json records."""
+    tools = context.get("toolchain", {}).get(arch, {})
+    words = []
+    for key, name in (("gcc", "GCC"), ("rustc", "rustc"), ("bindgen", "bindgen")):
+        # "gcc (Debian 12.2.0-14+deb12u1) 12.2.0": the version outside the parentheses.
+        version = re.search(r"\d+\.\d+\.\d+", re.sub(r"\([^)]*\)", "", tools.get(key, "")))
+        if version:
+            words.append(f"{name} {version.group(0)}")
+    return ", ".join(words)
+
+
+def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
+    """Each site kind, in each state, on the run's kernel and on the other kernels beside it;
+    each difference split into the compiler's part and the kernel's (when the series' tree
+    built by mainline's compilers is among them), with the instructions that differ."""
+    probe = next((k for k in kernels if kernel_of(k.context) == COMPILER_PROBE), None)
+    out = []
+    for other in [k for k in kernels if k is not probe]:
+        rel = other.run.relative_to(main.run)
+        a, b = kernel_of(main.context), kernel_of(other.context)
+        archs = [arch for arch, _ in stats.panels(other.summary)]
+        out += [f"## {b.capitalize()} beside the {a}", "",
+                f"The same module source on {b}: {other.context.get('kernel_what', b)} "
+                f"(its run directory: [`{rel}`]({rel}/context.json)). Per call, net of each "
+                "loop's baseline, in each state. Compilers: "
+                + "; ".join(f"{arch}: {a} {toolchain_words(main.context, arch)}, {b} "
+                            f"{toolchain_words(other.context, arch)}"
+                            for arch in dict.fromkeys(archs)) + "."]
+        if probe is not None:
+            out += ["", f"`{COMPILER_PROBE}` is the {a}'s very tree built by {b}'s compilers "
+                    f"({probe.context.get('kernel_what', '')}): what changes from {a} to it "
+                    f"is the compiler's doing, what changes from it to {b} the kernel's (its "
+                    "tracepoint code, and the Rust implementation). The last column gives "
+                    f"each part of the {b} - {a} difference."]
+        head = [f"{state} ({a} / {COMPILER_PROBE} / {b})" if probe else f"{state} ({a} / {b})"
+                for _, state in STATES_COMPARED]
+        out += ["", "| arch | config | variant | " + " | ".join(head) + " | off: whose |",
+                "|---|---|---|" + "---:|" * len(head) + "---|"]
+        notes = []
+        for arch, config in stats.panels(main.summary):
+            theirs = stats.rows(other.summary, arch=arch, config=config)
+            if theirs.empty:
+                continue
+            mine = stats.rows(main.summary, arch=arch, config=config)
+            middle = (stats.rows(probe.summary, arch=arch, config=config)
+                      if probe is not None else None)
+            paths_a = sites.path_words(main.paths.get(f"{arch}-{config}", []))
+            paths_b = sites.path_words(other.paths.get(f"{arch}-{config}", []))
+            for _, variants in SITE_KINDS:
+                for v in variants:
+                    cells, off = [], None
+                    for state, _ in STATES_COMPARED:
+                        values = [frame[(frame.variant == v) & (frame.state == state)]
+                                  for frame in (mine, middle, theirs) if frame is not None]
+                        if any(x.empty for x in values):
+                            cells.append("")
+                            continue
+                        nets = [x.net.iloc[0] for x in values]
+                        cells.append(" / ".join(fmt(n) for n in nets))
+                        if state == "disabled":
+                            off = (nets[0], nets[1] if probe is not None else None, nets[-1])
+                    if off is None:
+                        continue
+                    out.append(f"| {arch} | {config} | `{v}` | " + " | ".join(cells)
+                               + f" | {cause(*off)} |")
+                    if abs(off[0] - off[2]) >= 1e-6 and v in paths_a and v in paths_b:
+                        only_a = counted_words([f"`{w}`" for w in
+                                                sites.extra_words(paths_a[v], paths_b[v])])
+                        only_b = counted_words([f"`{w}`" for w in
+                                                sites.extra_words(paths_b[v], paths_a[v])])
+                        notes.append(f"- {arch} {config} `{v}`, off: {fmt(off[0])} on {a}, "
+                                     f"{fmt(off[2])} on {b}; only {a} runs "
+                                     f"{only_a or 'nothing more'}, only {b} "
+                                     f"{only_b or 'nothing more'}.")
+        out += ["", *notes, ""]
+    return out
+
+
 def fmt(x: float) -> str:
     return "" if pd.isna(x) else f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
 
@@ -788,7 +895,11 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
     if others:
         main = Analysed(run, context, everything, paths or {})
         for other in others:
-            lines += profiles_section(main, other)
+            if kernel_of(other.context) == kernel_of(context):
+                lines += profiles_section(main, other)
+        kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
+        if kernels:
+            lines += kernels_section(main, kernels)
     lines += native_section(run, everything, context)
     lines += arguments_section(run, summary, paths or {}, rel)
     lines += density_section(summary, paths or {}, profile_of(context))
@@ -812,7 +923,8 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "argument (the list is `bench-module/tpbench_variants.h`): "
         + ", ".join(f"`{v.name}` ({v.what})" for v in matrix.VARIANT_TABLE) + ".",
         "- States: " + ", ".join(f"`{s.name}` ({s.what})" for s in matrix.STATE_TABLE) + ".",
-        *profile_method(context, others),
+        *profile_method(context, [o for o in others
+                                  if kernel_of(o.context) == kernel_of(context)]),
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
         "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "
@@ -850,8 +962,14 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                         if own and own != context["module_params"] else ""))
     for other in others:
         rel_other = Path(os.path.relpath(other.run, repo_root))
-        lines.append(f"- build profile {other.profile}: its kernels, fragments and toolchain in "
+        what = (f"build profile {other.profile}" if kernel_of(other.context) == kernel_of(context)
+                else f"kernel {kernel_of(other.context)}")
+        lines.append(f"- {what}: its kernels, fragments and toolchain in "
                      f"[`{rel_other}/context.json`]({rel_other}/context.json)")
+    profiles = [o for o in others if kernel_of(o.context) == kernel_of(context)]
+    kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
+    archs_run = context.get("archs", ["x86_64"])
+    compared = list(dict.fromkeys(a for o in others for a in o.context.get("archs", [])))
     lines += [
         "",
         "## Reproduce",
@@ -859,8 +977,11 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "```",
         f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
         + ("" if context.get("kernel", "series") == "series" else f" KERNEL={context['kernel']}")
-        + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in others)])}\""
-           if others else "")
+        + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in profiles)])}\""
+           if profiles else "")
+        + (f" COMPARE_ARCHS=\"{' '.join(compared)}\"" if others and compared != archs_run else "")
+        + (f" COMPARE_KERNELS=\"{' '.join(kernel_of(o.context) for o in kernels)}\""
+           if kernels else " COMPARE_KERNELS=")
         + "   # a new run under data/, analysis, plots, codegen, REPORT.md",
         f"make report RUN={context['run_id']}   # this report again, from the committed files",
         "```",

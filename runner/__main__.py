@@ -111,7 +111,8 @@ def cmd_bench(args) -> int:
                            bench.parse_list(args.archs),
                            profile_names=bench.parse_list(args.profiles),
                            compare_archs=bench.parse_list(args.compare_archs),
-                           kernel_name=args.kernel)
+                           kernel_name=args.kernel,
+                           compare_kernels=bench.parse_list(args.compare_kernels))
     print(run)
     return 0
 
@@ -156,6 +157,9 @@ def main(argv=None) -> int:
                    help="the architectures of the further profiles (default: all of --archs)")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
     add_kernel_argument(p)
+    p.add_argument("--compare-kernels", default="",
+                   help="kernels measured beside --kernel, in the first profile, on "
+                        "--compare-archs; space- or comma-separated")
     p.add_argument("--accel", default="auto")
     defaults = bench.BenchParams()
     p.add_argument("--variants", default=",".join(defaults.variants))

@@ -179,21 +179,25 @@ def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
                arch_names=("x86_64",), timeout: float = 900, only=None,
                profile_names=(cfg.DEFAULT_PROFILE,), compare_archs=None,
-               kernel_name=cfg.DEFAULT_KERNEL) -> Path:
+               kernel_name=cfg.DEFAULT_KERNEL, compare_kernels=()) -> Path:
     """Runs every (architecture, config), or those of the set `only` of (arch, config) names,
     for each build profile, on the kernel `kernel_name`; returns the run directory. The first
     profile's results are the run directory's own; each further profile's are a run directory
-    of their own inside it, named after the profile (data/<run-id>/tiny/), measured on
-    `compare_archs` (default: every architecture). Raises world.Failure on a bad run, after
-    marking the run incomplete with the reason."""
+    of their own inside it, named after the profile (data/<run-id>/tiny/), and so are those of
+    each kernel of `compare_kernels`, built in the first profile (data/<run-id>/mainline/);
+    both are measured on `compare_archs` (default: every architecture). Raises world.Failure
+    on a bad run, after marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
         problems.append(f"unknown ACCEL {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
     for name in config_names:
         if name not in cfg.KERNEL_CONFIGS:
             problems.append(f"unknown config {name!r}; valid: {', '.join(cfg.KERNEL_CONFIGS)}")
-    if kernel_name not in cfg.KERNELS:
-        problems.append(f"unknown kernel {kernel_name!r}; valid: {', '.join(cfg.KERNELS)}")
+    for name in (kernel_name, *compare_kernels):
+        if name not in cfg.KERNELS:
+            problems.append(f"unknown kernel {name!r}; valid: {', '.join(cfg.KERNELS)}")
+    if kernel_name in compare_kernels or len(set(compare_kernels)) != len(compare_kernels):
+        problems.append(f"name each kernel once, not {' '.join([kernel_name, *compare_kernels])}")
     for name in profile_names:
         if name not in cfg.PROFILES:
             problems.append(f"unknown build profile {name!r}; valid: {', '.join(cfg.PROFILES)}")
@@ -214,20 +218,26 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         raise world.Failure("; ".join(problems))
     archs = [cfg.ARCHS[a] for a in arch_names]
     source = world.prepare_source(cfg.KERNELS[kernel_name])
+    compared = [world.prepare_source(cfg.KERNELS[k]) for k in compare_kernels]
     run = new_run_dir(data_root, params)
     profiles = [cfg.PROFILES[p] for p in profile_names]
-    for k, profile in enumerate(profiles):
-        where = run if k == 0 else run / profile.name
+    # (run directory, source, profile): the run's own first, then the further profiles of its
+    # kernel, then the further kernels in its first profile.
+    parts = [(run, source, profiles[0])]
+    parts += [(run / p.name, source, p) for p in profiles[1:]]
+    parts += [(run / tree.kernel.name, tree, profiles[0]) for tree in compared]
+    for where, tree, profile in parts:
+        first = where == run
         where.mkdir(exist_ok=True)
-        mine = archs if k == 0 else [a for a in archs if a.name in compare_archs]
+        mine = archs if first else [a for a in archs if a.name in compare_archs]
         try:
-            # The first profile's context names the others, each a run directory inside it.
-            others = [p.name for p in profiles[1:]] if k == 0 else []
-            run_profile(source, where, profile, others, mine, config_names, accel, params,
+            # The run's own context names the others, each a run directory inside it.
+            others = ([p.name for p in profiles[1:]], list(compare_kernels)) if first else ([], [])
+            run_profile(tree, where, profile, *others, mine, config_names, accel, params,
                         timeout, only)
         except BaseException as e:
-            if k > 0:   # the first profile's own context already says why
-                mark_incomplete(run, f"profile {profile.name}: {first_line(e)}")
+            if not first:   # the run's own context already says why
+                mark_incomplete(run, f"{where.name}: {first_line(e)}")
             raise
     return run
 
@@ -239,8 +249,9 @@ def mark_incomplete(run: Path, reason: str) -> None:
     write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
 
 
-def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: list[str], archs,
-                config_names, accel: str, params: BenchParams, timeout: float, only) -> None:
+def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: list[str],
+                other_kernels: list[str], archs, config_names, accel: str, params: BenchParams,
+                timeout: float, only) -> None:
     """One build profile's kernels into `run`, which gets its own context.json and samples."""
     context = {
         "schema_version": SCHEMA_VERSION,
@@ -254,12 +265,14 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "kernel": source.kernel.name,
         "kernel_what": source.kernel.what,
         "other_profiles": other_profiles,
+        "other_kernels": other_kernels,
         "kernel_package": f"{source.kernel.package} {world.package_version(source.kernel)}",
         "series_hash": cfg.series_hash(source.kernel),
         "series": [p.name for p in cfg.series_files(source.kernel.patches)],
         **project_state(),
         "run_id_tag": RUN_ID_TAG,
-        "toolchain": {a.name: world.toolchain_versions(a) for a in archs},
+        "toolchain": {a.name: world.toolchain_versions(cfg.build_params(source.kernel, a), a)
+                      for a in archs},
         "module_params": params.module_args(),
         "requested_accel": accel,
         "units": {"tcg": "instructions", "kvm": "cycles"},
@@ -314,6 +327,9 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
         ko = build_bench_module(kb, Path(tmp))
         # The exact module measured, for the codegen comparison of this run.
         shutil.copy(ko, run / f"tpbench-{tag}.ko")
+        helpers = world.kernel_helpers_code(kb, ko)
+        if helpers:
+            (run / f"kernel-helpers-{tag}.txt").write_text(helpers)
         # The init is a user program: the series' tree builds it for every kernel.
         init = world.guest_init(world.prepare_source(), arch)
         initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz", init,

@@ -103,6 +103,7 @@ class KernelSource:
 
     With `root`, the package is the one installed in that Debian root, and every kernel of
     this source is built inside it (the guests still boot in the host's QEMU, as 6.12's).
+    With `build_root` alone, the host's package is built inside that root.
     """
     name: str
     package: str
@@ -112,6 +113,7 @@ class KernelSource:
     # declare_trace! reaches an event only through the kernel crate's bindings.
     event_header: bool = False
     what: str = ""
+    build_root: "DebianRoot | None" = None
 
     @property
     def tarball(self) -> Path:
@@ -128,6 +130,12 @@ KERNELS = {
                              root=TRIXIE_ROOT, event_header=True,
                              what=f"Debian 13 backports' {MAINLINE_PACKAGE} {MAINLINE_VERSION}, "
                                   "mainline's own implementation, built in the Debian 13 root"),
+    # The series' very tree, built by mainline's compilers: what differs between it and
+    # "series" is the compiler's doing, what differs between it and "mainline" the kernel's.
+    "series-gcc14": KernelSource("series-gcc14", "linux-source-6.12", PATCHES,
+                                 build_root=TRIXIE_ROOT,
+                                 what="the series' 6.12 tree built in the Debian 13 root "
+                                      "(GCC 14), with mainline's toolchain"),
 }
 DEFAULT_KERNEL = "series"
 
@@ -351,10 +359,11 @@ def series_hash(kernel: KernelSource | None = None) -> str:
 
 def build_params(kernel: KernelSource, arch: ArchParams) -> ArchParams:
     """`arch` as `kernel`'s kernels are built: inside its root, with the root's LLVM."""
-    if kernel.root is None or arch.root is not None:
+    root = kernel.build_root or kernel.root
+    if root is None or arch.root is not None:
         return arch
     make_args = tuple("LLVM=1" if a.startswith("LLVM=") else a for a in arch.make_args)
-    return replace(arch, root=kernel.root, make_args=make_args,
+    return replace(arch, root=root, make_args=make_args,
                    kernel_cc="clang" if arch.kernel_cc else "")
 
 

@@ -108,14 +108,17 @@ def debian_version(package: str, root: cfg.DebianRoot | None = None) -> str:
     return version
 
 
-def toolchain_versions(arch: cfg.ArchParams = cfg.ARCHS["x86_64"]) -> dict[str, str]:
-    def version(*cmd):
-        return (output_of(in_root(arch, [*cmd, "--version"])).splitlines() or ["none"])[0]
+def toolchain_versions(arch: cfg.ArchParams = cfg.ARCHS["x86_64"],
+                       boot: cfg.ArchParams | None = None) -> dict[str, str]:
+    """The compilers `arch` builds with, and the QEMU that `boot` (default: `arch`) boots in:
+    a kernel built in a root (mainline) still boots in the host's QEMU."""
+    def version(params, *cmd):
+        return (output_of(in_root(params, [*cmd, "--version"])).splitlines() or ["none"])[0]
     return {
-        "rustc": version(cfg.TOOLCHAIN["RUSTC"]),
-        "bindgen": version(cfg.TOOLCHAIN["BINDGEN"]),
-        "gcc": version(arch.kernel_compiler),
-        "qemu": version(arch.qemu_binary),
+        "rustc": version(arch, cfg.TOOLCHAIN["RUSTC"]),
+        "bindgen": version(arch, cfg.TOOLCHAIN["BINDGEN"]),
+        "gcc": version(arch, arch.kernel_compiler),
+        "qemu": version(boot or arch, (boot or arch).qemu_binary),
     }
 
 
@@ -361,6 +364,23 @@ def build_external_module(kbuild: KernelBuild, module_dir: Path, extra=()) -> No
     with Stage(f"build module {module_dir.name} for {kbuild.arch.name}/{kbuild.config.name}"):
         kbuild_make(kbuild.src, kbuild.build, "modules", arch=kbuild.build_arch, log=log,
                     extra=(f"M={module_dir}", *extra))
+
+
+def kernel_helpers_code(kbuild: KernelBuild, ko: Path) -> str:
+    """`objdump -d` of the kernel crate's C helpers (`rust_helper_*`) that a module calls,
+    from the kernel's vmlinux; "" when it calls none.
+
+    A Rust site that calls one on its disabled path (mainline's static_branch_unlikely!
+    without CONFIG_JUMP_LABEL reads the key's count through rust_helper_static_key_count())
+    runs that code too, and the codegen walk counts it from here.
+    """
+    arch = kbuild.build_arch
+    symbols = run(in_root(arch, [arch.objdump, "-t", ko], share=[ko.parent])).stdout
+    helpers = sorted({line.split()[-1] for line in symbols.splitlines()
+                      if "*UND*" in line and line.split()[-1].startswith("rust_helper_")})
+    return "".join(run(in_root(arch, [arch.objdump, "-d", "--insn-width=16",
+                                      f"--disassemble={name}", kbuild.build / "vmlinux"])).stdout
+                   for name in helpers)
 
 
 def build_sample_module(kbuild: KernelBuild) -> Path:

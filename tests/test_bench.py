@@ -50,13 +50,25 @@ def test_the_further_profiles_run_on_the_runs_architectures(tmp_path):
 
 def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
     with pytest.raises(world.Failure, match=re.escape("unknown kernel '6.13'; valid: series, "
-                                                      "mainline")):
+                                                      "mainline, series-gcc14")):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
                          kernel_name="6.13")
     from runner import __main__ as cli
     with pytest.raises(SystemExit):
         cli.main(["bench", "--data", str(tmp_path), "--kernel", "6.13"])
     assert "invalid choice: '6.13'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("compare, words", [
+    (("6.13",), "unknown kernel '6.13'; valid: series, mainline, series-gcc14"),
+    (("series",), "name each kernel once, not series series"),
+    (("mainline", "mainline"), "name each kernel once, not series mainline mainline"),
+])
+def test_a_bad_kernel_to_compare_is_refused_before_anything_runs(tmp_path, compare, words):
+    with pytest.raises(world.Failure, match=re.escape(words)):
+        bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
+                         compare_kernels=compare)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -267,3 +267,31 @@ def test_arm_zero_literal_words_and_conditional_returns():
     assert codegen.arm_conditional_return("popeq", "{r4, pc}") == "eq"
     assert codegen.arm_conditional_return("bx", "lr") is None
     assert codegen.arm_conditional_return("bxle", "r3") is None
+
+
+def test_unrolled_loop_is_counted_per_source_iteration():
+    """GCC 14 (mainline's toolchain) unrolls the empty C loop twice: one trip of 4
+    instructions runs 2 iterations, and the slope fitted over N lies near 2, not on it."""
+    f = funcs("objdump-mainline-x86_64-c_empty-unrolled.txt")
+    path = codegen.disabled_path(f, "tpbench_c_empty", set())
+    assert [i.mnemonic for _, i in path] == ["lea", "add", "cmp", "jne"]
+    assert codegen.iterations_per_trip(path) == 2
+    assert codegen.check_codegen(f, {}, {"c_empty": 1.99}, ["c_empty"], jump_label=True) == []
+    assert codegen.check_codegen(f, {}, {"c_empty": 3}, ["c_empty"], jump_label=True) == [
+        "tpbench_c_empty: 4 instructions per trip, unrolled 2 times: 2 per iteration in the "
+        "disassembly, 3 measured"]
+    (row,) = codegen.path_summary(f, {}, ["c_empty"])
+    assert row[:2] == ("c_empty", "2 (4 per trip, unrolled 2 times)")
+
+
+@pytest.mark.parametrize("fixture, loops", [
+    ("objdump-tpbench-jump_label.txt", VARIANTS),
+    ("objdump-tpbench-riscv64-jump_label.txt", ["c_empty", "c_trace", "rust_trace"]),
+    ("objdump-tpbench-loongarch64-no_jump_label.txt", ["c_empty", "c_trace"]),
+    ("objdump-tpbench-arm-jump_label.txt", ["c_empty", "c_trace"]),
+])
+def test_loops_that_count_by_one_run_one_iteration_per_trip(fixture, loops):
+    f = funcs(fixture)
+    for loop in loops:
+        path = codegen.disabled_path(f, codegen.LOOP_PREFIX + loop, set())
+        assert codegen.iterations_per_trip(path) == 1, (fixture, loop)

@@ -294,3 +294,15 @@ def test_a_failed_record_check_is_reported_as_failed(tmp_path):
 def test_a_run_without_trace_dumps_says_the_records_were_not_read(tmp_path):
     words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, [])))
     assert words.startswith("The records were not read back in this run")
+
+
+@pytest.mark.parametrize("series, middle, other, words", [
+    (4, 4, 4, "-"),
+    (4, 2, 2, "compiler -2"),                    # GCC 14 sinks C's loads, mainline adds nothing
+    (3, 3, 6, "kernel +3"),                      # mainline's count read is a call
+    (19, 18, 20, "compiler -1, kernel +2"),
+    (4, None, 2, "compiler or kernel (no series-gcc14 in this run)"),
+])
+def test_a_difference_between_kernels_is_split_into_the_compilers_part_and_the_kernels(
+        series, middle, other, words):
+    assert report.cause(series, middle, other) == words

@@ -77,13 +77,14 @@ def test_analysis_knows_every_architecture_the_runner_builds():
     assert validate.ARCHS == tuple(cfg.ARCHS)
 
 
-def test_a_run_naming_a_profile_it_lacks_is_refused(run, capsys):
-    """A run of two build profiles keeps the second in a directory of its own; one that was
-    cut short before it (or lost it) gets one message naming the directory."""
+@pytest.mark.parametrize("key, name", [("other_profiles", "tiny"), ("other_kernels", "mainline")])
+def test_a_run_naming_a_further_run_it_lacks_is_refused(run, capsys, key, name):
+    """A run of two build profiles (or kernels) keeps the second in a directory of its own;
+    one that was cut short before it (or lost it) gets one message naming the directory."""
     import json
     ctx = json.loads((run / "context.json").read_text())
-    (run / "context.json").write_text(json.dumps(dict(ctx, other_profiles=["tiny"])))
+    (run / "context.json").write_text(json.dumps(dict(ctx, **{key: [name]})))
     message = refused(run, capsys)
-    assert "names the build profile tiny" in message and str(run / "tiny") in message
-    with pytest.raises(SystemExit, match="names the build profile tiny"):
+    assert f"names the further run {name}" in message and str(run / name) in message
+    with pytest.raises(SystemExit, match=f"names the further run {name}"):
         cli.main(["profile-runs", "--run", str(run)])
