@@ -27,6 +27,9 @@ export TEST_PROFILE
 # Debian 13 root) make test builds and boots beside the series' with the same checks.
 TEST_MAINLINE_ARCHS ?= x86_64
 export TEST_MAINLINE_ARCHS
+# Their configs: CONFIG_JUMP_LABEL=y in make test; make test-full adds =n.
+TEST_MAINLINE_CONFIGS ?= jump_label
+export TEST_MAINLINE_CONFIGS
 # The kernel of make bench, make kernels and make sample: series (6.12 with patches/),
 # mainline, or series-gcc14 (the series' tree built with mainline's compilers).
 KERNEL ?= series
@@ -121,7 +124,7 @@ test: deps
 # Both kernels of every architecture, in both build profiles.
 test-full:
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
-		TEST_MAINLINE_ARCHS="x86_64"
+		TEST_MAINLINE_ARCHS="x86_64 arm64" TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
 		TEST_PROFILE=tiny TEST_MAINLINE_ARCHS=
 

@@ -26,12 +26,13 @@ TEST_PROFILE = os.environ.get("TEST_PROFILE", cfg.DEFAULT_PROFILE)
 # The (arch, config) kernels the tests build and boot.
 KERNELS = [(a, c) for a in TEST_ARCHS for c in cfg.KERNEL_CONFIGS
            if c == "jump_label" or a in NO_JUMP_LABEL_ARCHS]
-# The architectures whose mainline kernel (cfg.KERNELS["mainline"], CONFIG_JUMP_LABEL=y) is
-# built and booted beside the series' with the same checks.
+# The architectures whose mainline kernel (cfg.KERNELS["mainline"]) is built and booted
+# beside the series' with the same checks, and its configs (make test: CONFIG_JUMP_LABEL=y).
 MAINLINE_ARCHS = os.environ.get("TEST_MAINLINE_ARCHS", "").split()
+MAINLINE_CONFIGS = os.environ.get("TEST_MAINLINE_CONFIGS", "jump_label").split()
 # Every (kernel, arch, config) the tests build: the series' kernels, then mainline's.
 ALL_KERNELS = ([("series", a, c) for a, c in KERNELS]
-               + [("mainline", a, "jump_label") for a in MAINLINE_ARCHS])
+               + [("mainline", a, c) for a in MAINLINE_ARCHS for c in MAINLINE_CONFIGS])
 _counts = {"passed": 0, "failed": 0, "skipped": 0}
 
 
@@ -42,6 +43,10 @@ def pytest_configure(config):
     if TEST_PROFILE not in cfg.PROFILES:
         raise pytest.UsageError(f"unknown TEST_PROFILE {TEST_PROFILE!r}; valid values: "
                                 f"{', '.join(cfg.PROFILES)}")
+    unknown = [c for c in MAINLINE_CONFIGS if c not in cfg.KERNEL_CONFIGS]
+    if unknown:
+        raise pytest.UsageError(f"unknown config {unknown[0]!r} in TEST_MAINLINE_CONFIGS; "
+                                f"valid: {', '.join(cfg.KERNEL_CONFIGS)}")
     unknown = [a for a in TEST_ARCHS + NO_JUMP_LABEL_ARCHS + MAINLINE_ARCHS if a not in cfg.ARCHS]
     if unknown:
         raise pytest.UsageError(f"unknown architecture {unknown[0]!r} in TEST_ARCHS; "
