@@ -128,7 +128,7 @@ def cause(series: float, middle: float | None, other: float) -> str:
     if abs(series - other) < 1e-6:
         return "-"
     if middle is None:
-        return "compiler or kernel (no series-gcc14 in this run)"
+        return f"compiler or kernel {signed(other - series)}"
     parts = [f"compiler {signed(middle - series)}" if abs(middle - series) >= 1e-6 else "",
              f"kernel {signed(other - middle)}" if abs(other - middle) >= 1e-6 else ""]
     return ", ".join(p for p in parts if p)
@@ -173,9 +173,21 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                     f"is the compiler's doing, what changes from it to {b} the kernel's (its "
                     "tracepoint code, and the Rust implementation). The last column gives "
                     f"each part of the {b} - {a} difference."]
+        else:
+            out += ["", f"This run has no `{COMPILER_PROBE}` beside {a} and {b} (the {a}'s tree "
+                    f"built by {b}'s compilers), so a difference is not split into the "
+                    "compiler's part and the kernel's: `COMPARE_KERNELS=\"mainline "
+                    f"{COMPILER_PROBE}\"` does."]
+        out += ["", "With the event on (probe attached, recording) both languages leave the "
+                "site for the kernel's C code: C's `__DO_TRACE`, Rust's call into "
+                "`rust_do_trace_<event>()`, then the probe or the ring buffer. That code is "
+                "the kernel's, and it changed between the two; the series adds nothing to it "
+                "but that one function. With the event off, the site is the "
+                "implementation's, and the notes under the table name what each kernel's "
+                "disassembly runs that the other's does not."]
         head = [f"{state} ({a} / {COMPILER_PROBE} / {b})" if probe else f"{state} ({a} / {b})"
                 for _, state in STATES_COMPARED]
-        out += ["", "| arch | config | variant | " + " | ".join(head) + " | off: whose |",
+        out += ["", "| arch | config | variant | " + " | ".join(head) + " | whose |",
                 "|---|---|---|" + "---:|" * len(head) + "---|"]
         notes = []
         for arch, config in stats.panels(main.summary):
@@ -189,8 +201,8 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
             paths_b = sites.path_words(other.paths.get(f"{arch}-{config}", []))
             for _, variants in SITE_KINDS:
                 for v in variants:
-                    cells, off = [], None
-                    for state, _ in STATES_COMPARED:
+                    cells, whose, off = [], [], None
+                    for state, words in STATES_COMPARED:
                         values = [frame[(frame.variant == v) & (frame.state == state)]
                                   for frame in (mine, middle, theirs) if frame is not None]
                         if any(x.empty for x in values):
@@ -198,12 +210,15 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                             continue
                         nets = [x.net.iloc[0] for x in values]
                         cells.append(" / ".join(fmt(n) for n in nets))
+                        three = (nets[0], nets[1] if probe is not None else None, nets[-1])
+                        if cause(*three) != "-":
+                            whose.append(f"{words}: {cause(*three)}")
                         if state == "disabled":
-                            off = (nets[0], nets[1] if probe is not None else None, nets[-1])
+                            off = three
                     if off is None:
                         continue
                     out.append(f"| {arch} | {config} | `{v}` | " + " | ".join(cells)
-                               + f" | {cause(*off)} |")
+                               + f" | {'; '.join(whose) or '-'} |")
                     if abs(off[0] - off[2]) >= 1e-6 and v in paths_a and v in paths_b:
                         only_a = counted_words([f"`{w}`" for w in
                                                 sites.extra_words(paths_a[v], paths_b[v])])
