@@ -206,7 +206,8 @@ def kernel_functions(text: str) -> dict[str, Function]:
         for insn in f.insns:
             target = re.search(r"<([\w.]+)>\s*$", insn.operands)
             if target and insn.reloc is None and (is_call(insn.mnemonic) or is_jump(insn.mnemonic)):
-                insn.reloc = target.group(1)
+                # objdump may name a symbol by its alias for early boot code, __pi_<name>.
+                insn.reloc = target.group(1).removeprefix("__pi_")
     return funcs
 
 

@@ -295,3 +295,36 @@ def test_loops_that_count_by_one_run_one_iteration_per_trip(fixture, loops):
     for loop in loops:
         path = codegen.disabled_path(f, codegen.LOOP_PREFIX + loop, set())
         assert codegen.iterations_per_trip(path) == 1, (fixture, loop)
+
+
+def mainline_rust_trace_without_jump_labels():
+    """Mainline's Rust site without CONFIG_JUMP_LABEL (7.3.4, x86_64, distro), with the
+    kernel crate's helper it calls as a run keeps it from vmlinux."""
+    f = funcs("objdump-mainline-x86_64-no_jump_label-rust_trace.txt")
+    f.update(codegen.kernel_functions(
+        (FIXTURES / "kernel-helpers-mainline-x86_64-no_jump_label.txt").read_text()))
+    codegen.as_loaded(f, return_thunk=False)
+    return f
+
+
+def test_the_walk_follows_a_call_into_the_kernels_helper():
+    f = mainline_rust_trace_without_jump_labels()
+    helper = f[codegen.MAINLINE_COUNT_HELPER]
+    # vmlinux names the return thunk by its alias, __pi___x86_return_thunk: the kernel's `ret`.
+    assert [i.mnemonic for i in helper.insns] == ["endbr64", "mov", "ret"]
+    path = codegen.disabled_path(f, "tpbench_rust_trace", set())
+    assert [(fn == codegen.MAINLINE_COUNT_HELPER, i.mnemonic) for fn, i in path] == [
+        (False, "inc"), (False, "cmp"), (False, "je"), (False, "mov"), (False, "call"),
+        (True, "endbr64"), (True, "mov"), (True, "ret"), (False, "test"), (False, "jle")]
+
+
+def test_mainlines_call_to_read_the_count_is_expected_only_where_it_is_by_design():
+    f = mainline_rust_trace_without_jump_labels()
+    measured = {"rust_trace": 10}
+    assert codegen.check_codegen(f, {}, measured, ["rust_trace"], jump_label=False,
+                                 count_helper=codegen.MAINLINE_COUNT_HELPER) == []
+    assert codegen.check_codegen(f, {}, measured, ["rust_trace"], jump_label=False) == [
+        "tpbench_rust_trace: the disabled path calls rust_helper_static_key_count"]
+    ran, _ = codegen.checks_made(measured, ["rust_trace"], False, "",
+                                 codegen.MAINLINE_COUNT_HELPER)
+    assert ran[1].startswith("one call, to the kernel's rust_helper_static_key_count()")
