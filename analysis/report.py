@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import sites, size, stats, validate
+from analysis import codegen, sites, size, stats, validate
 from analysis.plots import ordered
 from kelf.rewrites import no_return_thunk
 from runner import console, matrix, records
@@ -134,6 +134,10 @@ def cause(series: float, middle: float | None, other: float) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def possessive(name: str) -> str:
+    return name + ("'" if name.endswith("s") else "'s")
+
+
 def signed(x: float) -> str:
     return ("+" if x > 0 else "") + fmt(x)
 
@@ -168,14 +172,16 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                             f"{toolchain_words(other.context, arch)}"
                             for arch in dict.fromkeys(archs)) + "."]
         if probe is not None:
-            out += ["", f"`{COMPILER_PROBE}` is the {a}'s very tree built by {b}'s compilers "
+            out += ["", f"`{COMPILER_PROBE}` is the {possessive(a)} very tree built by "
+                    f"{possessive(b)} compilers "
                     f"({probe.context.get('kernel_what', '')}): what changes from {a} to it "
                     f"is the compiler's doing, what changes from it to {b} the kernel's (its "
                     "tracepoint code, and the Rust implementation). The last column gives "
                     f"each part of the {b} - {a} difference."]
         else:
-            out += ["", f"This run has no `{COMPILER_PROBE}` beside {a} and {b} (the {a}'s tree "
-                    f"built by {b}'s compilers), so a difference is not split into the "
+            out += ["", f"This run has no `{COMPILER_PROBE}` beside {a} and {b} (the "
+                    f"{possessive(a)} tree "
+                    f"built by {possessive(b)} compilers), so a difference is not split into the "
                     "compiler's part and the kernel's: `COMPARE_KERNELS=\"mainline "
                     f"{COMPILER_PROBE}\"` does."]
         out += ["", "With the event on (probe attached, recording) both languages leave the "
@@ -224,10 +230,17 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                                                 sites.extra_words(paths_a[v], paths_b[v])])
                         only_b = counted_words([f"`{w}`" for w in
                                                 sites.extra_words(paths_b[v], paths_a[v])])
+                        helper = next((k for k, words in ((a, only_a), (b, only_b))
+                                       if f"call {codegen.MAINLINE_COUNT_HELPER}" in words), None)
                         notes.append(f"- {arch} {config} `{v}`, off: {fmt(off[0])} on {a}, "
                                      f"{fmt(off[2])} on {b}; only {a} runs "
                                      f"{only_a or 'nothing more'}, only {b} "
-                                     f"{only_b or 'nothing more'}.")
+                                     f"{only_b or 'nothing more'}."
+                                     + (f" The implementation: {helper}'s "
+                                        "`static_branch_unlikely!` reads the key's count "
+                                        f"through the C helper `{codegen.MAINLINE_COUNT_HELPER}()` "
+                                        "without jump labels, a call per site; the series reads "
+                                        "it inline (its patch 7)." if helper else ""))
         out += ["", *notes, ""]
     return out
 
