@@ -280,6 +280,15 @@ def refusals(code: ModuleCode, variants, rewrites: dict[str, Rewrite]) -> dict[s
     refused = {}
     for v in variants:
         for fn in sorted(reachable(code, loop_symbol(v))):
+            start, size = code.functions[fn]
+            # Mainline's Rust without jump labels reads a key's count through the kernel
+            # crate's C helper: its code is the kernel's, not in the module, so not timed here.
+            helpers = sorted({name for off, _, name, kind, _, _ in code.relocs
+                              if start <= off < start + size and kind == "undefined"
+                              and name.startswith("rust_helper_") and is_branch(code, off)})
+            if helpers:
+                refused.setdefault(v, f"{fn} calls the kernel's {helpers[0]}(), a C helper of "
+                                      "the kernel crate whose code is not in the module")
             for section, off in code.patched_at_load:
                 rewrite = rewrites.get(section, Rewrite(None, "unknown to this loader"))
                 if function_at(code, off) == fn and rewrite.action is None:
