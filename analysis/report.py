@@ -878,6 +878,11 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         f"\n> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. "
         "Every figure below covers only what the run recorded.\n")
     archs = [a for a, _ in stats.panels(summary)]
+    main = Analysed(run, context, everything, paths or {})
+    # The other kernels come right after the headline: the question users bring is whether
+    # the kernel they run (mainline) behaves as the series does.
+    kernels_lines = kernels_section(main, [o for o in others
+                                           if kernel_of(o.context) != kernel_of(context)])
     lines = [
         "# tpbench report: what a disabled tracepoint costs when Rust calls it",
         incomplete,
@@ -895,6 +900,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "",
         *headline(everything, context, paths or {}, rel),
         *sources(everything, context),
+        *kernels_lines,
         f"## Inside the guest ({build_words(context)})",
         "",
         "\"net of baseline\" is the variant minus its loop without the site "
@@ -920,14 +926,9 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
             lines += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)",
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
-    if others:
-        main = Analysed(run, context, everything, paths or {})
-        for other in others:
-            if kernel_of(other.context) == kernel_of(context):
-                lines += profiles_section(main, other)
-        kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
-        if kernels:
-            lines += kernels_section(main, kernels)
+    for other in others:
+        if kernel_of(other.context) == kernel_of(context):
+            lines += profiles_section(main, other)
     lines += native_section(run, everything, context)
     lines += arguments_section(run, summary, paths or {}, rel)
     lines += density_section(summary, paths or {}, profile_of(context))
