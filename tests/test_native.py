@@ -252,3 +252,18 @@ def test_a_host_with_a_return_thunk_refuses_every_variant_by_name():
     assert set(refused) == {"c_trace", "rust_trace"}
     assert "tpbench_c_trace has a site in .return_sites" in refused["c_trace"]
     assert "untrained return thunk" in refused["c_trace"]
+
+
+MAINLINE_NJL_KO = (cfg.REPO / "data" / "20261205T104733Z-ad642d1" / "mainline"
+                   / "tpbench-x86_64-no_jump_label.ko")
+
+
+def test_a_variant_that_calls_the_kernels_helper_is_refused_by_name():
+    """Mainline's Rust without jump labels reads the count through the kernel crate's C
+    helper: those variants are not timed natively, and the others are."""
+    code = native.read_module(MAINLINE_NJL_KO)
+    refused = native.refusals(code, native.bench.VARIANTS, native.host_rewrites(PLAIN_HOST, set()))
+    assert set(refused) == {"rust_trace", "rust_txn", "rust_dense"}
+    assert refused["rust_trace"] == ("tpbench_rust_trace calls the kernel's "
+                                     "rust_helper_static_key_count(), a C helper of the kernel "
+                                     "crate whose code is not in the module")
