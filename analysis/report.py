@@ -34,9 +34,14 @@ def profile_of(context: dict) -> str:
     return context.get("profile", "tiny")
 
 
+def kernel_of(context: dict) -> str:
+    """The run's kernel; every run before kernels existed was the series'."""
+    return context.get("kernel", "series")
+
+
 def profile_words(context: dict) -> str:
     what = context.get("profile_what") or "tinyconfig's -Os, no function tracer"
-    kernel = context.get("kernel", "series")
+    kernel = kernel_of(context)
     return ("" if kernel == "series" else f"kernel **{kernel}** ({context['kernel_what']}), "
             ) + f"build profile **{profile_of(context)}** ({what})"
 
@@ -44,7 +49,7 @@ def profile_words(context: dict) -> str:
 def build_words(context: dict) -> str:
     """What a heading says of how the numbers under it were built: the profile (and the
     kernel, when it is not the series' 6.12)."""
-    kernel = context.get("kernel", "series")
+    kernel = kernel_of(context)
     return ("" if kernel == "series" else f"{kernel}, ") + f"build profile {profile_of(context)}"
 
 
@@ -108,10 +113,6 @@ def profiles_section(main: "Analysed", other: "Analysed") -> list[str]:
             sentences.append(f"- **{arch} {config}** ({main.summary.unit.iloc[0]} per call): "
                              + "; ".join(words) + ".")
     return out + [""] + sentences + [""]
-
-
-def kernel_of(context: dict) -> str:
-    return context.get("kernel", "series")
 
 
 # The series' tree built by mainline's compilers: beside the series and mainline it splits
@@ -217,8 +218,9 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                         nets = [x.net.iloc[0] for x in values]
                         cells.append(" / ".join(fmt(n) for n in nets))
                         three = (nets[0], nets[1] if probe is not None else None, nets[-1])
-                        if cause(*three) != "-":
-                            whose.append(f"{words}: {cause(*three)}")
+                        part = cause(*three)
+                        if part != "-":
+                            whose.append(f"{words}: {part}")
                         if state == "disabled":
                             off = three
                     if off is None:
@@ -879,10 +881,12 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "Every figure below covers only what the run recorded.\n")
     archs = [a for a, _ in stats.panels(summary)]
     main = Analysed(run, context, everything, paths or {})
+    # The further runs: the same kernel in other build profiles, and other kernels.
+    profiles = [o for o in others if kernel_of(o.context) == kernel_of(context)]
+    kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
     # The other kernels come right after the headline: the question users bring is whether
     # the kernel they run (mainline) behaves as the series does.
-    kernels_lines = kernels_section(main, [o for o in others
-                                           if kernel_of(o.context) != kernel_of(context)])
+    kernels_lines = kernels_section(main, kernels)
     lines = [
         "# tpbench report: what a disabled tracepoint costs when Rust calls it",
         incomplete,
@@ -926,9 +930,8 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
             lines += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)",
                       f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
     lines += ["SVG versions sit next to each PNG.", ""]
-    for other in others:
-        if kernel_of(other.context) == kernel_of(context):
-            lines += profiles_section(main, other)
+    for other in profiles:
+        lines += profiles_section(main, other)
     lines += native_section(run, everything, context)
     lines += arguments_section(run, summary, paths or {}, rel)
     lines += density_section(summary, paths or {}, profile_of(context))
@@ -952,8 +955,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "argument (the list is `bench-module/tpbench_variants.h`): "
         + ", ".join(f"`{v.name}` ({v.what})" for v in matrix.VARIANT_TABLE) + ".",
         "- States: " + ", ".join(f"`{s.name}` ({s.what})" for s in matrix.STATE_TABLE) + ".",
-        *profile_method(context, [o for o in others
-                                  if kernel_of(o.context) == kernel_of(context)]),
+        *profile_method(context, profiles),
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
         "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "
@@ -991,12 +993,10 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                         if own and own != context["module_params"] else ""))
     for other in others:
         rel_other = Path(os.path.relpath(other.run, repo_root))
-        what = (f"build profile {other.profile}" if kernel_of(other.context) == kernel_of(context)
+        what = (f"build profile {other.profile}" if other in profiles
                 else f"kernel {kernel_of(other.context)}")
         lines.append(f"- {what}: its kernels, fragments and toolchain in "
                      f"[`{rel_other}/context.json`]({rel_other}/context.json)")
-    profiles = [o for o in others if kernel_of(o.context) == kernel_of(context)]
-    kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
     archs_run = context.get("archs", ["x86_64"])
     compared = list(dict.fromkeys(a for o in others for a in o.context.get("archs", [])))
     lines += [
@@ -1005,7 +1005,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "",
         "```",
         f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
-        + ("" if context.get("kernel", "series") == "series" else f" KERNEL={context['kernel']}")
+        + ("" if kernel_of(context) == "series" else f" KERNEL={kernel_of(context)}")
         + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in profiles)])}\""
            if profiles else "")
         + (f" COMPARE_ARCHS=\"{' '.join(compared)}\"" if others and compared != archs_run else "")
