@@ -124,7 +124,7 @@ test: deps
 # Both kernels of every architecture, in both build profiles.
 test-full:
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
-		TEST_MAINLINE_ARCHS="x86_64 arm64" TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
+		TEST_MAINLINE_ARCHS="$(ALL_ARCHS)" TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
 		TEST_PROFILE=tiny TEST_MAINLINE_ARCHS=
 

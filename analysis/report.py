@@ -197,9 +197,13 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
         out += ["", "| arch | config | variant | " + " | ".join(head) + " | whose |",
                 "|---|---|---|" + "---:|" * len(head) + "---|"]
         notes = []
-        for arch, config in stats.panels(main.summary):
+        not_built = other.context.get("not_built", {})
+        for arch, config in stats.panels(pd.concat([main.summary, other.summary])):
             theirs = stats.rows(other.summary, arch=arch, config=config)
             if theirs.empty:
+                why = not_built.get(f"{arch}/{config}")
+                if why:
+                    notes.append(f"- {arch} {config}: no {b} kernel to compare, {why}.")
                 continue
             mine = stats.rows(main.summary, arch=arch, config=config)
             middle = (stats.rows(probe.summary, arch=arch, config=config)
@@ -212,22 +216,27 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                     for state, words in STATES_COMPARED:
                         values = [frame[(frame.variant == v) & (frame.state == state)]
                                   for frame in (mine, middle, theirs) if frame is not None]
-                        if any(x.empty for x in values):
+                        if values[-1].empty:
                             cells.append("")
                             continue
-                        nets = [x.net.iloc[0] for x in values]
-                        cells.append(" / ".join(fmt(n) for n in nets))
+                        # A variant only the other kernel has (Rust where 6.12 has none): "-".
+                        nets = [x.net.iloc[0] if not x.empty else None for x in values]
+                        cells.append(" / ".join("-" if n is None else fmt(n) for n in nets))
                         three = (nets[0], nets[1] if probe is not None else None, nets[-1])
-                        part = cause(*three)
-                        if part != "-":
-                            whose.append(f"{words}: {part}")
+                        if three[0] is None:
+                            whose.append(f"{words}: {b} alone")
+                        else:   # unsplit where the probe has no row
+                            part = cause(*three)
+                            if part != "-":
+                                whose.append(f"{words}: {part}")
                         if state == "disabled":
                             off = three
                     if off is None:
                         continue
                     out.append(f"| {arch} | {config} | `{v}` | " + " | ".join(cells)
                                + f" | {'; '.join(whose) or '-'} |")
-                    if abs(off[0] - off[2]) >= 1e-6 and v in paths_a and v in paths_b:
+                    if (off[0] is not None and abs(off[0] - off[2]) >= 1e-6
+                            and v in paths_a and v in paths_b):
                         only_a = counted_words([f"`{w}`" for w in
                                                 sites.extra_words(paths_a[v], paths_b[v])])
                         only_b = counted_words([f"`{w}`" for w in

@@ -211,7 +211,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for name in arch_names:
         if name not in cfg.ARCHS:
             problems.append(f"unknown architecture {name!r}; supported: {', '.join(cfg.ARCHS)}")
-        elif not params.for_arch(cfg.ARCHS[name]).variants:
+        elif not all(params.for_arch(cfg.build_params(cfg.KERNELS[k], cfg.ARCHS[name])).variants
+                     for k in (kernel_name, *compare_kernels) if k in cfg.KERNELS):
             problems.append(f"{name}: 6.12 has no Rust there, and VARIANTS names no C variant "
                             "to run")
     if problems:
@@ -277,6 +278,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "requested_accel": accel,
         "units": {"tcg": "instructions", "kvm": "cycles"},
         "configs": {},
+        "not_built": {},    # arch/config -> why this kernel cannot be built so
         "complete": False,
         "incomplete_reason": "running",
     }
@@ -287,6 +289,11 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
     try:
         for arch in archs:
             for name in [n for n in config_names if only is None or (arch.name, n) in only]:
+                why = source.kernel.why_impossible(arch.name, name)
+                if why:
+                    world.say(f"[tpbench] {source.kernel.name}/{arch.name}/{name}: none, {why}")
+                    context["not_built"][f"{arch.name}/{name}"] = why
+                    continue
                 run_one(source, arch, cfg.KERNEL_CONFIGS[name], profile, accel, params, run,
                         context, timeout, rows)
         context["complete"] = True
@@ -341,7 +348,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
                     context: dict, timeout: float, rows: list) -> None:
     """Boots one kernel with the module and records its samples and context."""
     tag = f"{arch.name}-{config.name}"
-    params = params.for_arch(arch)
+    params = params.for_arch(kb.build_arch)
     append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
     with world.Stage(f"run matrix on {arch.name}/{config.name}"):
         # Straight into the run directory, so an interrupted boot keeps its console.
@@ -369,7 +376,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         "vulnerabilities": console.vulnerabilities(result.console_lines),
     }
     doctest_problems = []
-    if arch.rust:    # the kernel crate's doctests exist where Rust does
+    if kb.build_arch.rust:    # the kernel crate's doctests exist where Rust does
         doctests = console.parse_kunit_suite(result.console_lines, cfg.DOCTEST_SUITE)
         context["configs"][f"{arch.name}/{config.name}"]["doctests"] = doctest_summary(doctests)
         doctest_problems = list(doctests.problems)

@@ -114,6 +114,14 @@ class KernelSource:
     event_header: bool = False
     what: str = ""
     build_root: "DebianRoot | None" = None
+    # Architectures where this kernel has Rust and 6.12 has none: each gets the fragment
+    # <arch>-rust.config on top of its base one, and the module's Rust variants.
+    rust_archs: tuple[str, ...] = ()
+    # (arch, config, why): kernels of this source that cannot exist; a run leaves them out.
+    impossible: tuple[tuple[str, str, str], ...] = ()
+
+    def why_impossible(self, arch: str, config: str) -> str | None:
+        return next((why for a, c, why in self.impossible if (a, c) == (arch, config)), None)
 
     @property
     def tarball(self) -> Path:
@@ -128,6 +136,10 @@ KERNELS = {
                            what="Debian 12's 6.12 with the series (patches/)"),
     "mainline": KernelSource("mainline", MAINLINE_PACKAGE, REPO / "patches-mainline",
                              root=TRIXIE_ROOT, event_header=True,
+                             rust_archs=("arm",),   # ARMv7 since 6.15
+                             impossible=(("arm64", "no_jump_label",
+                                          "as 7.3's arch/arm64/Kconfig selects JUMP_LABEL: "
+                                          "every arm64 kernel has jump labels"),),
                              what=f"Debian 13 backports' {MAINLINE_PACKAGE} {MAINLINE_VERSION}, "
                                   "mainline's own implementation, built in the Debian 13 root"),
     # The series' very tree, built by mainline's compilers: what differs between it and
@@ -296,17 +308,18 @@ class BuildProfile:
 
     `fragment` applies to every architecture, then `<name>-<arch>.config` to each of
     `arch_fragments` (the architecture's own mitigations), then `<name>-<kernel>.config` to
-    each kernel of `kernel_fragments` (what that kernel's Debian config does differently).
+    each kernel of `kernel_fragments` on the architectures it names (what that kernel's Debian
+    configs do differently there).
     """
     name: str
     fragment: str
     arch_fragments: tuple[str, ...] = ()
     what: str = ""
-    kernel_fragments: tuple[str, ...] = ()
+    kernel_fragments: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (kernel, its archs)
 
     def fragments(self, arch: "ArchParams", kernel: str = DEFAULT_KERNEL) -> list[str]:
         own = [f"{self.name}-{arch.name}.config"] if arch.name in self.arch_fragments else []
-        if kernel in self.kernel_fragments:
+        if arch.name in dict(self.kernel_fragments).get(kernel, ()):
             own.append(f"{self.name}-{kernel}.config")
         return [self.fragment, *own]
 
@@ -314,7 +327,10 @@ class BuildProfile:
 PROFILES = {
     "distro": BuildProfile("distro", "distro.config", ("x86_64", "arm64", "arm"),
                            "-O2 with Debian's mitigations and function tracer",
-                           kernel_fragments=("mainline",)),
+                           # Not arm: 7.3 has no lazy preemption there, so voluntary stays, as
+                           # in 6.12 (backports ship no armhf linux-config-7.3 to check).
+                           kernel_fragments=(("mainline", ("x86_64", "arm64", "riscv64",
+                                                           "loongarch64")),)),
     "tiny": BuildProfile("tiny", "tiny.config", (), "tinyconfig's -Os, no function tracer"),
 }
 # What users run: make bench and make test measure it unless PROFILES says otherwise.
@@ -358,7 +374,10 @@ def series_hash(kernel: KernelSource | None = None) -> str:
 
 
 def build_params(kernel: KernelSource, arch: ArchParams) -> ArchParams:
-    """`arch` as `kernel`'s kernels are built: inside its root, with the root's LLVM."""
+    """`arch` as `kernel`'s kernels are built: inside its root, with the root's LLVM, and
+    with Rust where the kernel has it."""
+    if arch.name in kernel.rust_archs:
+        arch = replace(arch, rust=True)
     root = kernel.build_root or kernel.root
     if root is None or arch.root is not None:
         return arch
@@ -369,8 +388,10 @@ def build_params(kernel: KernelSource, arch: ArchParams) -> ArchParams:
 
 def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile,
                    kernel: str = DEFAULT_KERNEL) -> list[Path]:
-    """In the order merge_config applies them: base, profile, then the config's own."""
-    return [CONFIGS / arch.base_fragment,
+    """In the order merge_config applies them: base (and Rust where only this kernel has it),
+    profile, then the config's own."""
+    rust = [CONFIGS / f"{arch.name}-rust.config"] if arch.name in KERNELS[kernel].rust_archs else []
+    return [CONFIGS / arch.base_fragment, *rust,
             *(CONFIGS / f for f in profile.fragments(arch, kernel)), CONFIGS / config.fragment]
 
 

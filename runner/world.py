@@ -302,6 +302,9 @@ def build_image_and_modules(src: Path, build: Path, arch: cfg.ArchParams, log: P
 def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
                  profile: cfg.BuildProfile = cfg.PROFILES[cfg.DEFAULT_PROFILE]) -> KernelBuild:
     """Configures and builds one kernel in its own O= directory, unless already built."""
+    why = source.kernel.why_impossible(arch.name, config.name)
+    if why:
+        raise Failure(f"no {source.kernel.name}/{arch.name}/{config.name} kernel, {why}")
     key = build_key(source, arch, config, profile)
     build = cfg.cache_root() / f"build-{key}"
     result = KernelBuild(arch, config, profile, source.path, build, key, source.kernel)

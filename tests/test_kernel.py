@@ -12,7 +12,8 @@ EVENT = "rust_sample_loaded"
 # The sample, the doctests and the Rust sites exist on RUST_ARCHS alone.
 RUST_KERNELS = [(a, c) for a, c in KERNELS if a in RUST_ARCHS]
 # The same, with mainline's kernels of TEST_MAINLINE_ARCHS: (kernel, arch, config).
-ALL_RUST_KERNELS = [(k, a, c) for k, a, c in ALL_KERNELS if a in RUST_ARCHS]
+ALL_RUST_KERNELS = [(k, a, c) for k, a, c in ALL_KERNELS
+                    if cfg.build_params(cfg.KERNELS[k], cfg.ARCHS[a]).rust]
 # The instruction at a disabled static branch site, per architecture.
 SITE_NOPS = {"x86_64": {"nop2", "nop5"}, "arm64": {"nop4"}, "riscv64": {"nop4"}, "arm": {"nop4"},
              "loongarch64": {"nop4"}}
@@ -23,7 +24,7 @@ def test_kernel_builds_with_requested_options(built, kernel, arch, name):
     kb = built(kernel, arch, name)
     assert kb.image.stat().st_size > 500_000
     have = cfg.parse_kconfig((kb.build / ".config").read_text())
-    rust = cfg.ARCHS[arch].rust
+    rust = cfg.build_params(cfg.KERNELS[kernel], cfg.ARCHS[arch]).rust
     assert have.get("CONFIG_RUST", "n") == ("y" if rust else "n")
     assert have["CONFIG_TRACEPOINTS"] == "y" and have["CONFIG_TEST_STATIC_KEYS"] == "m"
     assert have.get("CONFIG_JUMP_LABEL", "n") == ("y" if name == "jump_label" else "n")

@@ -346,3 +346,29 @@ def test_deps_runs_on_a_machine_without_the_packages_it_installs():
     code = f"import sys; {blocked}; import runner.__main__"
     proc = subprocess.run([sys.executable, "-c", code], cwd=cfg.REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_mainline_has_rust_on_arm_and_its_fragment_there_alone():
+    mainline, series = cfg.KERNELS["mainline"], cfg.KERNELS["series"]
+    arm = cfg.ARCHS["arm"]
+    assert cfg.build_params(mainline, arm).rust and not cfg.build_params(series, arm).rust
+    jl, distro = cfg.KERNEL_CONFIGS["jump_label"], cfg.PROFILES["distro"]
+    names = [p.name for p in cfg.fragment_paths(arm, jl, distro, "mainline")]
+    # arm keeps 6.12's voluntary preemption: 7.3 has no lazy model there.
+    assert names == ["arm-base.config", "arm-rust.config", "distro.config", "distro-arm.config",
+                     "jump_label.config"]
+    assert "arm-rust.config" not in [p.name for p in cfg.fragment_paths(arm, jl, distro)]
+    arm64 = [p.name for p in cfg.fragment_paths(cfg.ARCHS["arm64"], jl, distro, "mainline")]
+    assert "distro-mainline.config" in arm64 and "arm64-rust.config" not in arm64
+
+
+def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
+    """7.3's arm64 selects JUMP_LABEL: asking for mainline's arm64 no_jump_label kernel
+    fails at once, saying why, and builds nothing."""
+    mainline = cfg.KERNELS["mainline"]
+    assert "selects JUMP_LABEL" in mainline.why_impossible("arm64", "no_jump_label")
+    assert mainline.why_impossible("arm64", "jump_label") is None
+    assert cfg.KERNELS["series"].why_impossible("arm64", "no_jump_label") is None
+    source = world.SourceTree(tmp_path, "key", mainline)
+    with pytest.raises(world.Failure, match=r"no mainline/arm64/no_jump_label kernel, as 7\.3"):
+        world.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
