@@ -18,7 +18,8 @@ export TEST_NO_JUMP_LABEL_ARCHS
 # Build profiles for make bench: distro (-O2, Debian's mitigations and function tracer: what
 # users run) by default; PROFILES="distro tiny" adds tinyconfig's -Os build to the same run.
 PROFILES ?= distro
-# The architectures the further profiles and kernels are measured on (default: all of ARCHS).
+# The architectures the further profiles and kernels are measured on (default: all of ARCHS);
+# NAME=ARCH,ARCH gives one of them its own, e.g. "tiny=x86_64,arm64 series-gcc14=x86_64".
 COMPARE_ARCHS ?=
 # The profile make test builds and checks; make test-full checks tiny too.
 TEST_PROFILE ?= distro

@@ -1007,7 +1007,9 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         lines.append(f"- {what}: its kernels, fragments and toolchain in "
                      f"[`{rel_other}/context.json`]({rel_other}/context.json)")
     archs_run = context.get("archs", ["x86_64"])
-    compared = list(dict.fromkeys(a for o in others for a in o.context.get("archs", [])))
+    compared = compare_archs_words(archs_run, [
+        (o.profile if o in profiles else kernel_of(o.context), o.context.get("archs", []))
+        for o in others])
     lines += [
         "",
         "## Reproduce",
@@ -1017,7 +1019,7 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         + ("" if kernel_of(context) == "series" else f" KERNEL={kernel_of(context)}")
         + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in profiles)])}\""
            if profiles else "")
-        + (f" COMPARE_ARCHS=\"{' '.join(compared)}\"" if others and compared != archs_run else "")
+        + (f" COMPARE_ARCHS=\"{compared}\"" if compared else "")
         + (f" COMPARE_KERNELS=\"{' '.join(kernel_of(o.context) for o in kernels)}\""
            if kernels else " COMPARE_KERNELS=")
         + "   # a new run under data/, analysis, plots, codegen, REPORT.md",
@@ -1026,6 +1028,16 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "",
     ]
     return "\n".join(lines)
+
+
+def compare_archs_words(archs_run: list[str], others: list[tuple[str, list[str]]]) -> str:
+    """COMPARE_ARCHS as make bench takes it for the further runs (name, archs): nothing when
+    each has all of the run's, one list when they share it, else each its own."""
+    if all(archs == archs_run for _, archs in others):
+        return ""
+    if len({tuple(archs) for _, archs in others}) == 1:
+        return " ".join(others[0][1])
+    return " ".join(f"{name}={','.join(archs)}" for name, archs in others if archs != archs_run)
 
 
 def profile_method(context: dict, others) -> list[str]:

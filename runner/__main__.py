@@ -110,7 +110,7 @@ def cmd_bench(args) -> int:
     run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
                            bench.parse_list(args.archs),
                            profile_names=bench.parse_list(args.profiles),
-                           compare_archs=bench.parse_list(args.compare_archs),
+                           compare_archs=args.compare_archs.split(),
                            kernel_name=args.kernel,
                            compare_kernels=bench.parse_list(args.compare_kernels))
     print(run)
@@ -154,7 +154,8 @@ def main(argv=None) -> int:
     p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE,
                    help="build profiles, space- or comma-separated; the first is the run's own")
     p.add_argument("--compare-archs", default="",
-                   help="the architectures of the further profiles (default: all of --archs)")
+                   help="the architectures of the further profiles and kernels (default: all "
+                        "of --archs), space-separated; NAME=ARCH,ARCH gives one its own")
     p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
     add_kernel_argument(p)
     p.add_argument("--compare-kernels", default="",

@@ -203,11 +203,9 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
             problems.append(f"unknown build profile {name!r}; valid: {', '.join(cfg.PROFILES)}")
     if not profile_names or len(set(profile_names)) != len(profile_names):
         problems.append(f"name each build profile once, not {' '.join(profile_names) or 'none'}")
-    compare_archs = tuple(compare_archs or arch_names)
-    for name in compare_archs:
-        if name not in arch_names:
-            problems.append(f"the further profiles' architecture {name!r} is not among the "
-                            f"run's ({', '.join(arch_names)})")
+    archs_of, arch_problems = further_archs(compare_archs or (), arch_names,
+                                            [*profile_names[1:], *compare_kernels])
+    problems += arch_problems
     for name in arch_names:
         if name not in cfg.ARCHS:
             problems.append(f"unknown architecture {name!r}; supported: {', '.join(cfg.ARCHS)}")
@@ -230,7 +228,7 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for where, tree, profile in parts:
         first = where == run
         where.mkdir(exist_ok=True)
-        mine = archs if first else [a for a in archs if a.name in compare_archs]
+        mine = archs if first else [a for a in archs if a.name in archs_of[where.name]]
         try:
             # The run's own context names the others, each a run directory inside it.
             others = ([p.name for p in profiles[1:]], list(compare_kernels)) if first else ([], [])
@@ -241,6 +239,23 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
                 mark_incomplete(run, f"{where.name}: {first_line(e)}")
             raise
     return run
+
+
+def further_archs(tokens, arch_names, further_names) -> tuple[dict, list[str]]:
+    """COMPARE_ARCHS: each further run's architectures (a further profile's or kernel's).
+    A plain architecture is every further run's, unless `name=arch,arch` gives that run its
+    own; with neither, a further run has all of the run's. Returns ({name: archs}, problems)."""
+    plain = [t for t in tokens if "=" not in t]
+    own = dict(t.split("=", 1) for t in tokens if "=" in t)
+    problems = [f"COMPARE_ARCHS names {name!r}, which is no further profile or kernel of this "
+                f"run ({', '.join(further_names) or 'there is none'})"
+                for name in own if name not in further_names]
+    archs_of = {name: tuple(parse_list(own.get(name, "")) or plain or arch_names)
+                for name in further_names}
+    for name in sorted({a for archs in archs_of.values() for a in archs} - set(arch_names)):
+        problems.append(f"the further profiles' architecture {name!r} is not among the "
+                        f"run's ({', '.join(arch_names)})")
+    return archs_of, problems
 
 
 def mark_incomplete(run: Path, reason: str) -> None:

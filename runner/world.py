@@ -6,6 +6,7 @@ parsing (runner.console).
 
 import contextlib
 import dataclasses
+import fcntl
 import os
 import shlex
 import shutil
@@ -89,6 +90,20 @@ def staged(final: Path):
     finally:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """Holds an exclusive lock on `path` (made if missing): two processes that build the same
+    kernel take turns, and the second finds the first's build."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"[tpbench] waiting for another tpbench process to finish {path.stem}")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def output_of(cmd) -> str:
@@ -307,6 +322,12 @@ def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelCon
         raise Failure(f"no {source.kernel.name}/{arch.name}/{config.name} kernel, {why}")
     key = build_key(source, arch, config, profile)
     build = cfg.cache_root() / f"build-{key}"
+    with locked(build.with_name(build.name + ".lock")):
+        return build_kernel_unlocked(source, arch, config, profile, key, build)
+
+
+def build_kernel_unlocked(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
+                          profile: cfg.BuildProfile, key: str, build: Path) -> KernelBuild:
     result = KernelBuild(arch, config, profile, source.path, build, key, source.kernel)
     name = f"{source.kernel.name}/{arch.name}/{profile.name}/{config.name}"
     stamp = build / ".tpbench-built"

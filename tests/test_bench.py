@@ -418,3 +418,20 @@ def test_context_names_the_checkout_and_the_module_sources():
     state = bench.project_state()
     assert len(state["project_commit"]) == 40 and isinstance(state["project_dirty"], bool)
     assert len(state["module_source_hash"]) == 12
+
+
+@pytest.mark.parametrize("tokens, archs_of, problems", [
+    ((), {"tiny": ("x86_64", "arm64"), "mainline": ("x86_64", "arm64")}, []),
+    (("x86_64",), {"tiny": ("x86_64",), "mainline": ("x86_64",)}, []),
+    (("tiny=arm64",), {"tiny": ("arm64",), "mainline": ("x86_64", "arm64")}, []),
+    (("x86_64", "mainline=x86_64,arm64"), {"tiny": ("x86_64",), "mainline": ("x86_64", "arm64")},
+     []),
+    (("gcc=x86_64",), {"tiny": ("x86_64", "arm64"), "mainline": ("x86_64", "arm64")},
+     ["COMPARE_ARCHS names 'gcc', which is no further profile or kernel of this run "
+      "(tiny, mainline)"]),
+    (("tiny=riscv64",), {"tiny": ("riscv64",), "mainline": ("x86_64", "arm64")},
+     ["the further profiles' architecture 'riscv64' is not among the run's (x86_64, arm64)"]),
+])
+def test_each_further_run_has_its_architectures(tokens, archs_of, problems):
+    assert bench.further_archs(tokens, ("x86_64", "arm64"), ["tiny", "mainline"]) == (
+        archs_of, problems)

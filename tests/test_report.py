@@ -339,3 +339,12 @@ def test_a_run_without_trace_dumps_says_the_records_were_not_read(tmp_path):
 def test_a_difference_between_kernels_is_split_into_the_compilers_part_and_the_kernels(
         series, middle, other, words):
     assert report.cause(series, middle, other) == words
+
+
+@pytest.mark.parametrize("others, words", [
+    ([("tiny", ["x86_64", "arm64"]), ("mainline", ["x86_64", "arm64"])], ""),
+    ([("tiny", ["x86_64"]), ("mainline", ["x86_64"])], "x86_64"),
+    ([("tiny", ["x86_64"]), ("mainline", ["x86_64", "arm64"])], "tiny=x86_64"),
+])
+def test_reproduce_gives_each_further_run_its_architectures(others, words):
+    assert report.compare_archs_words(["x86_64", "arm64"], others) == words

@@ -4,6 +4,7 @@ import dataclasses
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -372,3 +373,23 @@ def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
     source = world.SourceTree(tmp_path, "key", mainline)
     with pytest.raises(world.Failure, match=r"no mainline/arm64/no_jump_label kernel, as 7\.3"):
         world.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
+
+
+def test_two_processes_take_turns_at_one_build(tmp_path):
+    """A second tpbench process that wants the kernel another is building waits for it, then
+    finds the build (make bench beside make kernels must not build one O= tree twice)."""
+    import multiprocessing
+    lock = tmp_path / "build-x.lock"
+    started, holder = multiprocessing.Event(), None
+
+    def hold():
+        with world.locked(lock):
+            started.set()
+            time.sleep(0.5)
+            (tmp_path / "built").write_text("")
+    holder = multiprocessing.Process(target=hold)
+    holder.start()
+    assert started.wait(10)
+    with world.locked(lock):
+        assert (tmp_path / "built").exists()
+    holder.join()
