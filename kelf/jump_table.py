@@ -20,6 +20,9 @@ NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
         bytes.fromhex("1f2003d5"): "nop4",           # arm64 `nop`, little-endian
         bytes.fromhex("13000000"): "nop4",           # riscv `nop` (addi x0, x0, 0)
         bytes.fromhex("00f020e3"): "nop4",           # arm (A32) `nop`, little-endian
+        # arm `mov r0, r0`: the assembler's `nop` before ARMv6K. 7.3 builds Rust for
+        # arm-unknown-linux-gnueabi (ARMv6), so mainline's Rust sites on arm hold this one.
+        bytes.fromhex("0000a0e1"): "nop4",
         bytes.fromhex("00004003"): "nop4"}           # loongarch `nop` (andi $zero, $zero, 0)
 JMPS = {0xEB: 2, 0xE9: 5}
 # pyelftools 0.29 (Debian 12) does not name EM_LOONGARCH (258).

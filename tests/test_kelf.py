@@ -55,6 +55,8 @@ def test_arm_nop_passes_and_a_branch_left_there_fails():
     nop = arm_entry(bytes.fromhex("00f020e3"))
     assert nop.site_kind == "nop4" and nop.site_size == 4
     assert site_problems([nop], "tpbench_c_trace", "__tracepoint_tpbench_hit") == []
+    # `mov r0, r0` (e1a00000): the NOP rustc's ARMv6 target assembles (mainline 7.3).
+    assert arm_entry(bytes.fromhex("0000a0e1")).site_kind == "nop4"
     b = arm_entry(bytes.fromhex("010000ea"))
     assert b.site_kind == "b"
     assert "holds b (01 00 00 ea), not a NOP" in site_problems(
