@@ -253,7 +253,7 @@ def further_archs(tokens, arch_names, further_names) -> tuple[dict, list[str]]:
     archs_of = {name: tuple(parse_list(own.get(name, "")) or plain or arch_names)
                 for name in further_names}
     for name in sorted({a for archs in archs_of.values() for a in archs} - set(arch_names)):
-        problems.append(f"the further profiles' architecture {name!r} is not among the "
+        problems.append(f"a further run's architecture {name!r} is not among the "
                         f"run's ({', '.join(arch_names)})")
     return archs_of, problems
 
