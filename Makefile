@@ -68,7 +68,7 @@ help:
 	@echo "                       [$(TEST_NO_JUMP_LABEL_ARCHS)]"
 	@echo "  PROFILES=\"distro tiny\" build profiles for make bench, the first the headline's [$(PROFILES)]"
 	@echo "  COMPARE_ARCHS=...    the architectures of the further profiles and kernels"
-	@echo "                       [all of ARCHS]"
+	@echo "                       [all of ARCHS]; NAME=ARCH,ARCH gives one of them its own"
 	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
 	@echo "  TEST_MAINLINE_ARCHS=...  those make test also builds and boots mainline for"
 	@echo "                       [$(TEST_MAINLINE_ARCHS)]"
