@@ -28,7 +28,7 @@ EXPLAINED = {
 
 def test_series_lists_every_patch_in_order():
     assert [p.name for p in cfg.series_files()] == [p.name for p in PATCHES]
-    assert len(PATCHES) == 7
+    assert len(PATCHES) == 8
 
 
 def test_cover_letter_is_filled_in():
