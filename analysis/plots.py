@@ -111,6 +111,7 @@ def script(meta: dict, term: str, ext: str) -> str:
 DRIVER_BARS = (
     ("arguments", "C, bare site", "c_trace"), ("arguments", "C, 4 arguments from t", "c_txn"),
     ("arguments", "Rust, bare site", "rust_trace"), ("arguments", "Rust, 4 arguments from t", "rust_txn"),
+    ("arguments", "Rust, the same inside if enabled", "rust_txn_lazy"),
     ("density", "C, a site alone", "c_trace"), ("density", "C, each of 16", "c_dense"),
     ("density", "Rust, a site alone", "rust_trace"), ("density", "Rust, each of 16", "rust_dense"),
 )
@@ -144,16 +145,18 @@ def driver_figure_script(panels, ext: str) -> list[str]:
              'set multiplot layout 2,1 title "Disabled sites as drivers write them, TCG -icount '
              '(instructions per call per site, net of the loop without sites)"',
              f"set xtics ({xtics}) norotate", "set xrange [-0.6:%f]" % (len(panels) - 0.4),
-             "set boxwidth 0.18", "set style fill solid 0.6 border -1",
+             "set style fill solid 0.6 border -1",
              "set key outside right top vertical", "set offsets 0, 0, graph 0.1, 0",
              'set ylabel "instructions per site"', "set yrange [0:*]", "set grid ytics",
              'set xlabel "architecture and kernel config"']
-    for panel, title in (("arguments", "one argument in a register, or four read through a "
-                          "pointer"), ("density", "a site alone, or one of 16 in a row")):
+    for panel, title in (("arguments", "one argument in a register, or three read through a "
+                          "pointer and the pointer"), ("density", "a site alone, or one of 16 in a row")):
         bars = [(k, label) for k, (p, label, _) in enumerate(DRIVER_BARS) if p == panel]
-        plots = [f'"driver.dat" using ($1{(j - 1.5) * 0.2:+.2f}):{k + 3} with boxes '
-                 f'title "{label}"' for j, (k, label) in enumerate(bars)]
-        lines += [f'set title "{title}"', "plot " + ", ".join(plots)]
+        width = 0.8 / len(bars)
+        plots = [f'"driver.dat" using ($1{(j - (len(bars) - 1) / 2) * width:+.2f}):{k + 3} '
+                 f'with boxes title "{label}"' for j, (k, label) in enumerate(bars)]
+        lines += [f'set title "{title}"', f"set boxwidth {width * 0.9:.2f}",
+                  "plot " + ", ".join(plots)]
     return lines + ["unset multiplot", "set key inside top left", "set offsets 0, 0, 0, 0"]
 
 

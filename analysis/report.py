@@ -55,7 +55,7 @@ def build_words(context: dict) -> str:
 
 # The site kinds the profiles are compared on: C's and Rust's site of each, and the helper.
 SITE_KINDS = (("one argument", ("c_trace", "rust_trace", "rust_helper")),
-              ("driver-like, three fields", ("c_txn", "rust_txn")),
+              ("driver-like, three fields", ("c_txn", "rust_txn", "rust_txn_lazy")),
               ("16 sites in a row", ("c_dense", "rust_dense")))
 
 
@@ -295,7 +295,8 @@ def outlier_notes(summary: pd.DataFrame) -> str:
 
 
 # The sites of the driver-like event, each beside the bare site of its language.
-ARGUMENT_SITES = (("C", "c_txn", "c_trace"), ("Rust", "rust_txn", "rust_trace"))
+ARGUMENT_SITES = (("C", "c_txn", "c_trace"), ("Rust", "rust_txn", "rust_trace"),
+                  ("Rust, `if tpbench_txn_enabled()`", "rust_txn_lazy", "rust_trace"))
 
 
 def arguments_section(run: Path, summary: pd.DataFrame, paths: dict, rel: Path) -> list[str]:
@@ -313,13 +314,18 @@ def arguments_section(run: Path, summary: pd.DataFrame, paths: dict, rel: Path) 
            "array without the site. If the compiler loads the arguments before it tests the "
            "key, every call pays for the loads while the event is off; if it sinks them into "
            "the enabled block, the site costs what the one-argument `tpbench_hit` site costs. "
-           "Per call with the event off, under TCG -icount (instructions, exact):", "",
+           + ("`rust_txn_lazy` writes the Rust site as `if tpbench_txn_enabled() { "
+              "tpbench_txn(...) }` (the series' patch 8; on mainline the module writes the same "
+              "key test itself): its arguments are inside the `if`, so no compiler may read "
+              "them first. " if guest.variant.eq("rust_txn_lazy").any() else "")
+           + "Per call with the event off, under TCG -icount (instructions, exact):", "",
            *([f"![disabled sites as drivers write them]({rel}/plots/driver.png)", ""]
              if (run / "plots" / "driver.png").exists() else []),
            "| arch | config | language | site with 4 arguments | bare site (`tpbench_hit`) | "
            "argument loads on the disabled path | what the site runs beyond its baseline "
            "(disassembly) |",
            "|---|---|---|---:|---:|---|---|"]
+    leaks: dict[str, list[int]] = {}
     for arch, config in stats.panels(guest):
         mine = stats.rows(guest, arch=arch, config=config)
         path_rows = paths.get(f"{arch}-{config}") or []
@@ -336,13 +342,31 @@ def arguments_section(run: Path, summary: pd.DataFrame, paths: dict, rel: Path) 
             loads = (None if added is None or bare_added is None else
                      sum("(load)" in w for w in added) - sum("(load)" in w for w in bare_added))
             leaked = ("" if loads is None else f"**{loads}**" if loads > 0 else "none")
+            if loads is not None:
+                leaks.setdefault(variant, []).append(loads)
             out.append(f"| {arch} | {config} | {language} | {fmt(site.net.iloc[0])} | "
                        f"{fmt(base_cost)} | {leaked} | {', '.join(added) if added else ''} |")
     out += ["", "The loads counted are those the site runs beyond the bare site's (whose "
             "own load, without jump labels, is the key's count): loads of the arguments that "
             "the compiler placed before the test of the key, so that every call pays for them "
             "while the event is off.", ""]
-    return out
+    return out + advice_on_arguments(leaks)
+
+
+def advice_on_arguments(leaks: dict[str, list[int]]) -> list[str]:
+    """What a driver author should write, from the argument loads each Rust form left on the
+    disabled paths measured."""
+    plain, lazy = leaks.get("rust_txn", []), leaks.get("rust_txn_lazy", [])
+    if not plain or not lazy:
+        return []
+    if max(lazy) > 0:
+        return [f"**`rust_txn_lazy` still loads arguments on {sum(n > 0 for n in lazy)} of "
+                f"{len(lazy)} disabled paths**: the `if` form did not keep them off.", ""]
+    return [f"What to write: `rust_txn` loads its arguments on the disabled path in "
+            f"{sum(n > 0 for n in plain)} of the {len(plain)} kernels measured, "
+            f"`rust_txn_lazy` in none. A Rust site whose arguments are read from memory or "
+            "computed belongs inside `if <event>_enabled()`; one whose arguments are already "
+            "in registers (as `tpbench_hit(i)`) costs the same in either form.", ""]
 
 
 # One site against sixteen in a row, per language.
@@ -362,7 +386,8 @@ def per_site_words(added: list[str], sites: int) -> str:
 
 
 # The sites whose recording cost is compared: C's, Rust's, and the driver-like event's.
-RECORDING_PAIRS = (("tpbench_hit", "c_trace", "rust_trace"), ("tpbench_txn", "c_txn", "rust_txn"))
+RECORDING_PAIRS = (("tpbench_hit", "c_trace", "rust_trace"), ("tpbench_txn", "c_txn", "rust_txn"),
+                   ("tpbench_txn", "c_txn", "rust_txn_lazy"))
 
 
 def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
@@ -378,7 +403,7 @@ def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
             cn, rn = rc.net.iloc[0], rr.net.iloc[0]
             extra = round(rn - cn, 1) + 0.0          # + 0.0: no "-0.0"
             shares.append(round(100 * extra / cn, 1) + 0.0)
-            rows.append(f"| {arch} | {config} | `{event}` | {cn:.1f} | {rn:.1f} | "
+            rows.append(f"| {arch} | {config} | `{event}` | `{rust}` | {cn:.1f} | {rn:.1f} | "
                         f"{extra:+.1f} | {shares[-1]:+.1f}% | {rc.unit.iloc[0]} |")
     if not rows:
         return []
@@ -389,8 +414,9 @@ def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
             "Per call, net of "
             "the loop without the site; under icount the cost includes the ring buffer's "
             "page changes, spread over the calls, so it is not a whole number:", "",
-            "| arch | config | event | C | Rust | Rust minus C | as a share of C's | unit |",
-            "|---|---|---|---:|---:|---:|---:|---|", *rows, "",
+            "| arch | config | event | Rust site | C | Rust | Rust minus C | as a share of C's "
+            "| unit |",
+            "|---|---|---|---|---:|---:|---:|---:|---|", *rows, "",
             f"Rust minus C is {min(shares):+.1f}% to {max(shares):+.1f}% of C's cost per "
             "record: Rust's extra is the call into `rust_do_trace_<event>` that the enabled "
             "state shows too, small next to writing the record.", "", records_checked, ""]

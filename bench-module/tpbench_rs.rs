@@ -31,6 +31,21 @@ mod trace {
         /// Always safe to call: the event records `t` and does not dereference it.
         pub(crate) unsafe fn tpbench_txn(t: *const c_void, id: u64, flags: u32, size: usize);
     }
+
+    /// What the series' `declare_trace!` generates beside `tpbench_txn()` (patch 8), and
+    /// mainline's does not: the same key test, written out here on mainline.
+    #[cfg(tpbench_own_enabled)]
+    #[inline(always)]
+    pub(crate) fn tpbench_txn_enabled() -> bool {
+        // SAFETY: The key of a tracepoint is a static key defined by C.
+        unsafe {
+            kernel::jump_label::static_branch_unlikely!(
+                kernel::bindings::__tracepoint_tpbench_txn,
+                kernel::bindings::tracepoint,
+                key
+            )
+        }
+    }
 }
 
 /// `struct tpbench_txn` of tpbench.h: a driver's transaction.
@@ -198,6 +213,21 @@ pub extern "C" fn tpbench_rust_txn(n: c_ulong) {
         hold(t);
         // SAFETY: `tpbench_txn` has no safety requirements.
         unsafe { trace::tpbench_txn(core::ptr::from_ref(t).cast(), t.id, t.flags, t.size) };
+    }
+}
+
+/// `tpbench_rust_txn` with its site inside `if tpbench_txn_enabled()`: the arguments are read
+/// only on the enabled path, by how the site is written.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn tpbench_rust_txn_lazy(n: c_ulong) {
+    for i in 0..n {
+        let t = txn(i);
+        hold(t);
+        if trace::tpbench_txn_enabled() {
+            // SAFETY: `tpbench_txn` has no safety requirements.
+            unsafe { trace::tpbench_txn(core::ptr::from_ref(t).cast(), t.id, t.flags, t.size) };
+        }
     }
 }
 

@@ -44,6 +44,8 @@ TPBENCH_VARIANT(c_txn, C, txn, 1, c_txn_base,
 		"`c_txn_base` plus `trace_tpbench_txn(t, t->id, t->flags, t->size)`: three arguments loaded through the transaction pointer, which is the fourth")
 TPBENCH_VARIANT(rust_txn, RUST, txn, 1, rust_txn_base,
 		"`rust_txn_base` plus the same event through `declare_trace!`, its arguments read from a `&Txn`")
+TPBENCH_VARIANT(rust_txn_lazy, RUST, txn, 1, rust_txn_base,
+		"`rust_txn` written `if tpbench_txn_enabled() { tpbench_txn(...) }`: the arguments are read inside the `if`, only while the event is on")
 TPBENCH_VARIANT(c_dense, C, hit, 16, c_base,
 		"`c_base` with 16 `trace_tpbench_hit(i)` sites in a row, as a driver's hot path may have many")
 TPBENCH_VARIANT(rust_dense, RUST, hit, 16, rust_base,

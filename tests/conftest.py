@@ -12,6 +12,11 @@ from runner import config as cfg  # noqa: E402
 from runner import world  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# The variants of the module that captured the KTAP and record fixtures (x86_64, jump labels):
+# the list before rust_txn_lazy was added.
+FIXTURE_VARIANTS = ("c_empty", "rust_empty", "c_base", "rust_base", "c_trace", "rust_trace",
+                    "rust_helper", "rust_load", "rust_count_call", "c_txn_base", "rust_txn_base",
+                    "c_txn", "rust_txn", "c_dense", "rust_dense")
 # The architectures the kernel tests build and boot; `make test` covers both.
 TEST_ARCHS = os.environ.get("TEST_ARCHS", "x86_64 arm64 arm riscv64 loongarch64").split()
 OUT = cfg.REPO / "out" / "test"

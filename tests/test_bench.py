@@ -10,7 +10,8 @@ import pytest
 from runner import bench, console, matrix, world
 from runner import config as cfg
 from tests import expected_counts
-from tests.conftest import FIXTURES, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS, TEST_PROFILE
+from tests.conftest import (FIXTURE_VARIANTS, FIXTURES, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS,
+                            TEST_PROFILE)
 
 
 def read(name):
@@ -140,7 +141,7 @@ def test_clean_ktap():
     assert [name for _, name, _ in k.tests][:3] == [
         "rust_static_branch_follows_key", "key_off_no_hits", "probe_sees_every_call"]
     assert "key off, probe attached: variant=rust_trace n=1000 hits=0 ok" in k.diagnostics
-    assert {s["variant"] for s in k.samples} == set(bench.VARIANTS)
+    assert {s["variant"] for s in k.samples} == set(FIXTURE_VARIANTS)
     assert "key before=0 during=1 after=0 register=0" in k.diagnostics
     # The txn probe checks each call's arguments against its transaction's fields; 1000
     # calls walk the 16 transactions (ids 1000..1015) 62.5 times.

@@ -14,8 +14,8 @@ MAIN_C = matrix.LIST.parent / "tpbench_main.c"
 def test_the_list_in_its_order():
     assert matrix.VARIANTS == ("c_empty", "rust_empty", "c_base", "rust_base", "c_trace",
                                "rust_trace", "rust_helper", "rust_load", "rust_count_call",
-                               "c_txn_base", "rust_txn_base", "c_txn", "rust_txn", "c_dense",
-                               "rust_dense")
+                               "c_txn_base", "rust_txn_base", "c_txn", "rust_txn", "rust_txn_lazy",
+                               "c_dense", "rust_dense")
     assert matrix.STATES == ("disabled", "enabled", "recording")
     assert [v.name for v in matrix.VARIANT_TABLE if v.language == "C"] == [
         "c_empty", "c_base", "c_trace", "c_txn_base", "c_txn", "c_dense"]
@@ -23,7 +23,8 @@ def test_the_list_in_its_order():
         "c_trace": ("hit", 1, "c_base"), "rust_trace": ("hit", 1, "rust_base"),
         "rust_helper": ("hit", 1, "rust_base"), "rust_load": ("hit", 1, "rust_base"),
         "rust_count_call": ("hit", 1, "rust_base"), "c_txn": ("txn", 1, "c_txn_base"),
-        "rust_txn": ("txn", 1, "rust_txn_base"), "c_dense": ("hit", 16, "c_base"),
+        "rust_txn": ("txn", 1, "rust_txn_base"), "rust_txn_lazy": ("txn", 1, "rust_txn_base"),
+        "c_dense": ("hit", 16, "c_base"),
         "rust_dense": ("hit", 16, "rust_base")}
     assert [matrix.reference_of(v) for v in ("rust_helper", "rust_txn", "rust_dense",
                                              "c_base")] == ["c_trace", "c_txn", "c_dense", None]

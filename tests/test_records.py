@@ -6,10 +6,10 @@ import re
 import pytest
 
 from runner import matrix, records
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURE_VARIANTS, FIXTURES
 
 REPO = FIXTURES.parent.parent
-VARIANTS = matrix.VARIANTS
+VARIANTS = FIXTURE_VARIANTS
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from analysis import __main__ as cli
 from analysis import report, stats
 from runner import config as cfg
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURE_VARIANTS, FIXTURES
 
 RUN = FIXTURES / "run-short"
 
@@ -306,7 +306,7 @@ def record_run(tmp_path, dumps):
     ktap = (FIXTURES / "ktap-bench-jump_label.txt").read_text()
     (tmp_path / "results-x86_64-jump_label.txt").write_text(ktap + "\n".join(dumps) + "\n")
     return {"configs": {"x86_64/jump_label": {"module_params": ["variants=" + ",".join(
-        report.matrix.VARIANTS)]}}}
+        FIXTURE_VARIANTS)]}}}
 
 
 def test_the_report_states_the_record_check_it_made(tmp_path):
