@@ -203,7 +203,7 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
             if theirs.empty:
                 why = not_built.get(f"{arch}/{config}")
                 if why:
-                    notes.append(f"- {arch} {config}: no {b} kernel to compare, {why}.")
+                    notes.append(f"- {arch} {config}: nothing measured on {b}, {why}.")
                 continue
             mine = stats.rows(main.summary, arch=arch, config=config)
             middle = (stats.rows(probe.summary, arch=arch, config=config)

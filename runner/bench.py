@@ -293,7 +293,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "requested_accel": accel,
         "units": {"tcg": "instructions", "kvm": "cycles"},
         "configs": {},
-        "not_built": {},    # arch/config -> why this kernel cannot be built so
+        "not_built": {},    # arch/config -> why the run has no guest of it (no kernel, or QEMU)
         "complete": False,
         "incomplete_reason": "running",
     }
@@ -304,7 +304,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
     try:
         for arch in archs:
             for name in [n for n in config_names if only is None or (arch.name, n) in only]:
-                why = source.kernel.why_impossible(arch.name, name)
+                why = source.kernel.why_not_run(arch.name, name, accel)
                 if why:
                     world.say(f"[tpbench] {source.kernel.name}/{arch.name}/{name}: none, {why}")
                     context["not_built"][f"{arch.name}/{name}"] = why

@@ -120,8 +120,17 @@ class KernelSource:
     # (arch, config, why): kernels of this source that cannot exist; a run leaves them out.
     impossible: tuple[tuple[str, str, str], ...] = ()
 
+    # (arch, why): kernels of this source that build but cannot run the module under TCG
+    # -icount; a run with that accelerator leaves them out.
+    no_icount: tuple[tuple[str, str], ...] = ()
+
     def why_impossible(self, arch: str, config: str) -> str | None:
         return next((why for a, c, why in self.impossible if (a, c) == (arch, config)), None)
+
+    def why_not_run(self, arch: str, config: str, accel: str) -> str | None:
+        """Why a run with `accel` has no guest of this kernel for (arch, config), if it has none."""
+        return self.why_impossible(arch, config) or next(
+            (why for a, why in self.no_icount if a == arch and accel == "tcg"), None)
 
     @property
     def tarball(self) -> Path:
@@ -140,6 +149,12 @@ KERNELS = {
                              impossible=(("arm64", "no_jump_label",
                                           "as 7.3's arch/arm64/Kconfig selects JUMP_LABEL: "
                                           "every arm64 kernel has jump labels"),),
+                             no_icount=(("loongarch64",
+                                         "as QEMU 10.0's loongarch TCG aborts under -icount "
+                                         "(\"Raised interrupt while not in I/O function\") "
+                                         "on the self-IPI of irq_work_queue(), which 7.3's "
+                                         "SRCU raises for tracepoint_srcu when the module "
+                                         "loads"),),
                              what=f"Debian 13 backports' {MAINLINE_PACKAGE} {MAINLINE_VERSION}, "
                                   "mainline's own implementation, built in the Debian 13 root"),
     # The series' very tree, built by mainline's compilers: what differs between it and

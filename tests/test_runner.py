@@ -375,6 +375,19 @@ def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
         world.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
 
 
+def test_a_guest_qemu_cannot_run_under_icount_is_left_out_with_its_reason():
+    """Mainline's loongarch64 builds, but QEMU's TCG aborts under -icount at the module's
+    load: a TCG run leaves both configs out, saying why; the kernel itself can be built."""
+    mainline = cfg.KERNELS["mainline"]
+    for config in cfg.KERNEL_CONFIGS:
+        assert "Raised interrupt while not in I/O function" in mainline.why_not_run(
+            "loongarch64", config, "tcg")
+        assert mainline.why_impossible("loongarch64", config) is None
+        assert cfg.KERNELS["series"].why_not_run("loongarch64", config, "tcg") is None
+    assert "selects JUMP_LABEL" in mainline.why_not_run("arm64", "no_jump_label", "tcg")
+    assert mainline.why_not_run("x86_64", "jump_label", "tcg") is None
+
+
 def test_two_processes_take_turns_at_one_build(tmp_path):
     """A second tpbench process that wants the kernel another is building waits for it, then
     finds the build (make bench beside make kernels must not build one O= tree twice)."""
