@@ -225,8 +225,14 @@ FTRACE_NOTE = "# call __fentry__ in the file: ftrace's NOP once loaded"
 
 
 # riscv64 with compressed instructions leaves ftrace four 2-byte c.nop at a function's entry;
-# ftrace_make_nop() writes two 4-byte nop there when the module loads.
+# ftrace_make_nop() writes two 4-byte nop there when the module loads. 7.x's call ops put
+# four more before the function (-fpatchable-function-entry=8,4), so its entry in
+# __patchable_function_entries is 8 bytes before the symbol.
 RISCV_FTRACE_NOPS = (4, 2)
+RISCV_CALL_OPS_PREFIX = 8
+# arm's mcount call, `push {lr}; bl __gnu_mcount_nc`: ftrace writes `add sp, sp, #4` over the
+# bl when the module loads, which drops the pushed lr (arch/arm/kernel/ftrace.c, NOP).
+ARM_MCOUNT = "__gnu_mcount_nc"
 
 
 def as_loaded(funcs: dict[str, Function], return_thunk: bool,
@@ -234,9 +240,11 @@ def as_loaded(funcs: dict[str, Function], return_thunk: bool,
     """The code as the kernel runs it once it loaded the module (kelf.rewrites): on x86_64
     each `call __fentry__` is ftrace's NOP, and, when the kernel uses no return thunk, each
     `jmp __x86_return_thunk` is `ret`; on riscv64 the four c.nop of each entry in
-    `ftrace_entries` are two nop. The operands say what the file holds."""
+    `ftrace_entries` are two nop; on arm each `bl __gnu_mcount_nc` is `add sp, sp, #4`. The
+    operands say what the file holds."""
     for f in funcs.values():
-        if (f.section, f.start) in ftrace_entries and [
+        entry = {(f.section, f.start), (f.section, f.start - RISCV_CALL_OPS_PREFIX)}
+        if entry & set(ftrace_entries) and [
                 (i.mnemonic, len(i.raw)) for i in f.insns[:RISCV_FTRACE_NOPS[0]]] == [
                 ("nop", 2)] * RISCV_FTRACE_NOPS[0]:
             first = f.insns[0]
@@ -247,6 +255,9 @@ def as_loaded(funcs: dict[str, Function], return_thunk: bool,
             if insn.reloc == "__fentry__" and is_call(insn.mnemonic):
                 insn.mnemonic, insn.reloc = "nop", None
                 insn.operands = FTRACE_NOTE
+            elif insn.reloc == ARM_MCOUNT and is_call(insn.mnemonic):
+                insn.mnemonic, insn.reloc = "add", None
+                insn.operands = "sp, sp, #4 # bl __gnu_mcount_nc in the file: ftrace's NOP once loaded"
             elif insn.reloc == "__x86_return_thunk" and is_jump(insn.mnemonic) and not return_thunk:
                 insn.mnemonic, insn.reloc = "ret", None
                 insn.operands = "# jmp __x86_return_thunk in the file: apply_returns() writes ret"
@@ -368,7 +379,7 @@ class KeyState:
             # rust_helper_static_key_count) returns the count: 0.
             self.flags = None
             if insn.reloc and "key_count" in insn.reloc:
-                self.count |= {"ax", "0", "a0", "$a0"}
+                self.count |= {"ax", "0", "a0", "$a0", "r0"}
             return
         if got_load(insn):
             return       # the key's address, which __init__ counted as a base
@@ -803,7 +814,7 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
             site = is_site(funcs[fn], i, sites)
             taken = branch and not site and (nxt_fn, nxt.addr) != (fn, i.end)
             words.append(f"{i.mnemonic}{' (NOP site)' if site else ''}"
-                         + (" (ftrace)" if FTRACE_NOTE in i.operands else "")
+                         + (" (ftrace)" if "ftrace's NOP once loaded" in i.operands else "")
                          + (" (load)" if loads_data(i) else "")
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))

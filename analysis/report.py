@@ -11,7 +11,7 @@ import pandas as pd
 from analysis import codegen, sites, size, stats, validate
 from analysis.plots import ordered
 from kelf.rewrites import no_return_thunk
-from runner import console, matrix, records
+from runner import config as cfg, console, matrix, records
 
 STATE_ORDER = matrix.STATES
 
@@ -202,8 +202,15 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
             theirs = stats.rows(other.summary, arch=arch, config=config)
             if theirs.empty:
                 why = not_built.get(f"{arch}/{config}")
+                known = cfg.KERNELS[b].why_not_run(arch, config, "tcg") if b in cfg.KERNELS \
+                    else None
                 if why:
                     notes.append(f"- {arch} {config}: nothing measured on {b}, {why}.")
+                elif known:
+                    # A run that did not ask for it records nothing: the kernel source says why
+                    # it could not have been measured.
+                    notes.append(f"- {arch} {config}: nothing measured on {b} (not asked for; "
+                                 f"it cannot be, {known}).")
                 continue
             mine = stats.rows(main.summary, arch=arch, config=config)
             middle = (stats.rows(probe.summary, arch=arch, config=config)
