@@ -333,6 +333,7 @@ EXPECTED_DISTRO = {
         "rust_txn_base": 7,    # mov; and; inc; lea; lea (t); cmp; jne
         "c_txn": 11,           # c_txn_base's 7 with mov x3 (the fields) and the NOP
         "rust_txn": 12,        # mov; and; shl; lea; add (t); mov x3 (fields); NOP; inc; cmp; jne
+        "rust_txn_lazy": 8,    # mov; and; lea; lea (t); NOP; inc; cmp; jne: no field loads
         "c_dense": 19,         # 16 NOPs (sites); add; cmp; jne: GCC -O2 inlines all 16
         "rust_dense": 19,      # 16 NOPs (sites); inc; cmp; jne
     },
@@ -357,6 +358,8 @@ EXPECTED_DISTRO = {
                                # 8; call; probe 20 [endbr64; nop (ftrace); 17 that count and
                                # compare the fields; ret]; decl; jne; add; cmp; jne
         "rust_txn": 55,        # the same, through rust_do_trace_tpbench_txn: 13 more
+        "rust_txn_lazy": 55,   # the fields loaded after the first site's jmp, then the second
+                               # site (jmp) before the call: as rust_txn
         "c_dense": 307,        # 16 x 19 (each site as c_trace's, plus its argument); add; cmp; jne
         "rust_dense": 435,     # 16 x 27 (each site as rust_trace's); inc; cmp; jne
     },
@@ -370,6 +373,7 @@ EXPECTED_DISTRO = {
         "c_txn_base": 7, "rust_txn_base": 7,
         "c_txn": 13,           # c_txn_base's 7, mov x3 (fields), mov (count); test; jg
         "rust_txn": 14,        # rust_txn_base's 7 with the fields' 3 loads and mov; test; jle...
+        "rust_txn_lazy": 10,   # inc; cmp; je; mov; and; lea; lea (t); mov (count); test; jle
         "c_dense": 51,         # 16 x [mov (count); test; jg]; add; cmp; jne
         "rust_dense": 51,      # 16 x [mov (count); test; jle]; inc; cmp; jne
     },
@@ -377,7 +381,7 @@ EXPECTED_DISTRO = {
         "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3,
         "c_trace": 24, "rust_trace": 30, "rust_helper": 30, "rust_load": 30,
         "rust_count_call": 35, "c_txn_base": 7, "rust_txn_base": 7, "c_txn": 44,
-        "rust_txn": 54, "c_dense": 339, "rust_dense": 420,
+        "rust_txn": 54, "rust_txn_lazy": 56, "c_dense": 339, "rust_dense": 420,
     },
     # arm64 (GCC 12, rustc 1.96): the two NOPs at each C function's entry are ftrace's
     # (-fpatchable-function-entry=2); pointer authentication adds nothing to leaf functions.
