@@ -399,6 +399,7 @@ EXPECTED_DISTRO = {
         "rust_txn_base": 5,    # and; add; cmp; umaddl (t); b.ne
         "c_txn": 8,            # and; ubfiz; add; add (t); nop (site); add; cmp; b.ne: no loads
         "rust_txn": 9,         # and; umaddl (t); ldr x3 (fields); nop (site); add; cmp; b.ne
+        "rust_txn_lazy": 6,    # and; umaddl (t); nop (site); add; cmp; b.ne: no field loads
         "c_dense": 19,         # 16 nops (sites); add; cmp; b.ne
         "rust_dense": 19,      # 16 nops (sites); add; cmp; b.ne
     },
@@ -406,7 +407,7 @@ EXPECTED_DISTRO = {
         "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3,
         "c_trace": 47, "rust_trace": 48, "rust_helper": 47, "rust_load": 48,
         "rust_count_call": 53, "c_txn_base": 7, "rust_txn_base": 5, "c_txn": 84,
-        "rust_txn": 85, "c_dense": 706, "rust_dense": 723,
+        "rust_txn": 85, "rust_txn_lazy": 86, "c_dense": 706, "rust_dense": 723,
     },
     ("arm64", "no_jump_label", "disabled"): {
         "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3,

@@ -348,3 +348,14 @@ def test_a_difference_between_kernels_is_split_into_the_compilers_part_and_the_k
 ])
 def test_reproduce_gives_each_further_run_its_architectures(others, words):
     assert report.compare_archs_words(["x86_64", "arm64"], others) == words
+
+
+def test_the_arguments_advice_follows_the_loads_counted():
+    """What a driver author is told to write comes from the argument loads each Rust form left
+    on the disabled paths, and a lazy form that still loads is called out, not praised."""
+    words = report.advice_on_arguments({"rust_txn": [3, 3, 0], "rust_txn_lazy": [0, 0, 0]})
+    assert words[0].startswith("What to write: `rust_txn` loads its arguments on the disabled "
+                               "path in 2 of the 3 kernels measured, `rust_txn_lazy` in none.")
+    bad = report.advice_on_arguments({"rust_txn": [3], "rust_txn_lazy": [1]})
+    assert bad[0].startswith("**`rust_txn_lazy` still loads arguments on 1 of 1")
+    assert report.advice_on_arguments({"rust_txn": [3]}) == []
