@@ -137,7 +137,13 @@ def driver_figure_data(summary: pd.DataFrame, outdir: Path) -> list[tuple[str, s
     return panels
 
 
-def driver_figure_script(panels, ext: str) -> list[str]:
+def driver_bars(summary: pd.DataFrame) -> list[tuple[int, tuple[str, str, str]]]:
+    """The bars of DRIVER_BARS whose variant the run has, each with its column's index."""
+    guest = stats.rows(summary, accel="tcg", state="disabled")
+    return [(k, bar) for k, bar in enumerate(DRIVER_BARS) if guest.variant.eq(bar[2]).any()]
+
+
+def driver_figure_script(panels, ext: str, bars_present=None) -> list[str]:
     if not panels:
         return []
     xtics = ", ".join(f'"{a}\\n{c}" {i}' for i, (a, c) in enumerate(panels))
@@ -151,7 +157,8 @@ def driver_figure_script(panels, ext: str) -> list[str]:
              'set xlabel "architecture and kernel config"']
     for panel, title in (("arguments", "one argument in a register, or three read through a "
                           "pointer and the pointer"), ("density", "a site alone, or one of 16 in a row")):
-        bars = [(k, label) for k, (p, label, _) in enumerate(DRIVER_BARS) if p == panel]
+        bars = [(k, label) for k, (p, label, _) in (bars_present or enumerate(DRIVER_BARS))
+                if p == panel]
         width = 0.8 / len(bars)
         plots = [f'"driver.dat" using ($1{(j - (len(bars) - 1) / 2) * width:+.2f}):{k + 3} '
                  f'with boxes title "{label}"' for j, (k, label) in enumerate(bars)]
@@ -211,7 +218,7 @@ def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
             + site_figure_script(figure, panels, term, ext)
             + [f"set terminal {term} noenhanced"] + size_figure_script(titles, ext)
             + [f"set terminal {term.replace('900,560', '900,760')} noenhanced"]
-            + driver_figure_script(driver, ext)) + "\n"
+            + driver_figure_script(driver, ext, driver_bars(summary))) + "\n"
         (outdir / f"plots-{ext}.gp").write_text(titled(text, profile))
         # Relative names, run from the plot directory: the scripts hold no host paths.
         subprocess.run(["gnuplot", f"plots-{ext}.gp"], cwd=outdir, check=True,
