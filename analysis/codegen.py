@@ -705,6 +705,12 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
             failures.append(f"{fn}: the disabled path calls {calls[0].reloc or calls[0].text}")
         if variant == "rust_helper" and not calls:
             failures.append(f"{fn}: the helper variant's loop has no call")
+        if variant == LAZY_SITE and not isinstance(walks.get(LAZY_BARE[0]), str):
+            extra = lazy_loads(walks)
+            if extra is not None and extra[0] > extra[1]:
+                failures.append(f"{fn}: {extra[0]:g} loads on the disabled path beyond its "
+                                f"baseline's, where the bare site has {extra[1]:g}: an argument "
+                                "is read while the event is off")
         # Measured slopes are exact under icount, up to floating-point rounding in the fit.
         tolerance = 1e-6 if iterations_per_trip(path) == 1 else UNROLLED_TOLERANCE
         if (measured is not None and variant in measured
@@ -712,6 +718,22 @@ def check_codegen(funcs: dict[str, Function], sites: dict[str, list[Site]],
             failures.append(f"{fn}: {trip_words(path)} in the disassembly, "
                             f"{measured[variant]:g} measured")
     return failures
+
+
+# The site written `if <event>_enabled() { <event>(args) }`, its baseline, and the bare site
+# with its baseline: the lazy site may load no more beyond its baseline than the bare one does.
+LAZY_SITE, LAZY_BASE = "rust_txn_lazy", "rust_txn_base"
+LAZY_BARE = ("rust_trace", "rust_base")
+
+
+def lazy_loads(walks: dict) -> tuple[float, float] | None:
+    """Loads per iteration beyond the baseline: the lazy site's, then the bare site's (the key
+    count without jump labels); None if a path is missing."""
+    paths = [walks.get(v) for v in (LAZY_SITE, LAZY_BASE, *LAZY_BARE)]
+    if any(p is None or isinstance(p, str) for p in paths):
+        return None
+    loads = [sum(loads_data(i) for _, i in p) / iterations_per_trip(p) for p in paths]
+    return loads[0] - loads[1], loads[2] - loads[3]
 
 
 def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
@@ -733,6 +755,9 @@ def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
             ran.append("no call on the disabled path of " + " and ".join(traces))
     if "rust_helper" in variants:
         ran.append("a call on rust_helper's disabled path")
+    if all(v in variants for v in (LAZY_SITE, LAZY_BASE, *LAZY_BARE)):
+        ran.append(f"no argument load on {LAZY_SITE}'s disabled path (no more loads beyond "
+                   f"{LAZY_BASE} than {LAZY_BARE[0]} has beyond {LAZY_BARE[1]})")
     ran.append(f"the disabled path of each of the {len(list(variants))} variants can be walked")
     if absent:
         skipped.append(f"the checks of {', '.join(absent)}: not in this run")

@@ -328,3 +328,23 @@ def test_mainlines_call_to_read_the_count_is_expected_only_where_it_is_by_design
     ran, _ = codegen.checks_made(measured, ["rust_trace"], False, "",
                                  codegen.MAINLINE_COUNT_HELPER)
     assert ran[1].startswith("one call, to the kernel's rust_helper_static_key_count()")
+
+
+# A module built with rust_txn_lazy (series with patch 8, x86_64, distro, jump labels).
+LAZY_KO = FIXTURES / "tpbench-x86_64-jump_label-lazy.ko"
+
+
+def test_a_lazy_site_that_reads_an_argument_while_off_fails_its_check():
+    """rust_txn_lazy's disabled path loads nothing beyond its baseline, as the bare site; put
+    rust_txn's code (whose three field loads come before the key's test) in its place and the
+    check names the loads."""
+    f = codegen.parse_objdump(codegen.disassemble(LAZY_KO, "x86_64"))
+    codegen.as_loaded(f, return_thunk=False)
+    sites = codegen.sites_by_function(LAZY_KO)
+    variants = ["rust_base", "rust_trace", "rust_txn_base", "rust_txn", "rust_txn_lazy"]
+    assert codegen.check_codegen(f, sites, None, variants, True) == []
+    assert codegen.lazy_loads(codegen.walk_all(f, codegen.site_offsets(sites), variants)) == (0, 0)
+    f["tpbench_rust_txn_lazy"] = f["tpbench_rust_txn"]
+    assert codegen.check_codegen(f, sites, None, variants, True) == [
+        "tpbench_rust_txn_lazy: 3 loads on the disabled path beyond its baseline's, where the "
+        "bare site has 0: an argument is read while the event is off"]
