@@ -271,10 +271,10 @@ def test_committed_report_answers_the_driver_questions():
     # Recording: every architecture with Rust has a row per event.
     rec = text.split("## Recording into the ring buffer")[1].split("\n## ")[0]
     for arch in [a for a in archs if a != "arm"]:
-        for event in ("tpbench_hit", "tpbench_txn"):
+        for event, site in (("tpbench_hit", "rust_trace"), ("tpbench_txn", "rust_txn")):
             (row,) = [line for line in rec.splitlines()
-                      if line.startswith(f"| {arch} | jump_label | `{event}` |")]
-            c, rust = (float(row.split("|")[k]) for k in (4, 5))
+                      if line.startswith(f"| {arch} | jump_label | `{event}` | `{site}` |")]
+            c, rust = (float(row.split("|")[k]) for k in (5, 6))
             assert 0 < c and 0 < rust, row
 
 
