@@ -424,6 +424,7 @@ EXPECTED_DISTRO = {
                                # add; cmp; b.ne: no field loads
         "rust_txn": 11,        # add; cmp; b.eq; and; umaddl (t); ldr x3 (fields); ldr (count);
                                # cmp; b.le
+        "rust_txn_lazy": 8,    # add; cmp; b.eq; and; umaddl (t); ldr (count); cmp; b.le
         "c_dense": 51,         # 16 x [ldr (count); cmp; b.gt]; add; cmp; b.ne
         "rust_dense": 51,      # add; cmp; b.eq; 16 x [ldr (count); cmp; b.le]
     },
@@ -431,7 +432,7 @@ EXPECTED_DISTRO = {
         "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3,
         "c_trace": 52, "rust_trace": 48, "rust_helper": 49, "rust_load": 48,
         "rust_count_call": 53, "c_txn_base": 7, "rust_txn_base": 5, "c_txn": 87,
-        "rust_txn": 81, "c_dense": 787, "rust_dense": 708,
+        "rust_txn": 81, "rust_txn_lazy": 84, "c_dense": 787, "rust_dense": 708,
     },
     # arm (ARMv7 A32, GCC 12, C only): as arm64's C loops.
     ("arm", "jump_label", "disabled"): {
