@@ -26,7 +26,9 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
     outdir.mkdir(parents=True, exist_ok=True)
     variants = ordered(summary.variant.unique())
     # "boxes": the variants each box plot has samples of (32-bit arm has no Rust ones).
-    meta = {"panels": [], "variants": variants, "boxes": {}}
+    # "scaling": the variants each line plot has, in its blocks' order: gnuplot does not count
+    # an empty block as an index, so a variant without samples gets no block at all.
+    meta = {"panels": [], "variants": variants, "boxes": {}, "scaling": {}}
     for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
         part = stats.rows(summary, arch=arch, config=config)
@@ -44,9 +46,13 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
                 f.write(" ".join(cells) + "\n")
         for state in matrix.STATES:
             with open(outdir / f"scaling-{tag}-{state}.dat", "w") as f:
+                meta["scaling"][f"{tag}-{state}"] = []
                 for v in variants:
                     g = stats.rows(mine, variant=v, state=state)
                     g = g[g.n > 0]
+                    if g.empty:
+                        continue
+                    meta["scaling"][f"{tag}-{state}"].append(v)
                     f.write(f'# "{v}"\n')
                     for n, cycles in g.groupby("n").cycles.median().items():
                         f.write(f"{n} {cycles}\n")
@@ -66,9 +72,7 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
 def script(meta: dict, term: str, ext: str) -> str:
     variants = meta["variants"]
     xtics = ", ".join(f'"{v}" {i}' for i, v in enumerate(variants))
-    names = " ".join(variants)
     lines = [f"set terminal {term} noenhanced", "set grid ytics", "set key top left",
-             f'names = "{names}"',
              "set style fill solid 0.5 border -1", f"set xtics ({xtics}) rotate by -30"]
     for arch, config, accel, unit in meta["panels"]:
         tag = f"{arch}-{config}"
@@ -92,8 +96,10 @@ def script(meta: dict, term: str, ext: str) -> str:
                 f'set title "Cost against loop length, {arch} {config}, tracepoint {state}, {acc}"',
                 'set xlabel "N (calls per timed loop)"', f'set ylabel "{unit} per timed loop (median)"',
                 "set logscale xy", "set autoscale xy", "set xtics auto norotate", "set key top left",
-                f'plot for [i=0:{len(variants) - 1}] "scaling-{tag}-{state}.dat" '
-                f'index i using 1:2 with linespoints title word(names, i + 1)',
+                f'lines = "{" ".join(meta["scaling"][f"{tag}-{state}"])}"',
+                f'plot for [i=0:{len(meta["scaling"][f"{tag}-{state}"]) - 1}] '
+                f'"scaling-{tag}-{state}.dat" index i using 1:2 with linespoints '
+                f'title word(lines, i + 1)',
                 "unset logscale xy",
                 f"set xtics ({xtics}) rotate by -30",
                 f'set output "box-{tag}-{state}.{ext}"',
