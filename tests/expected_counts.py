@@ -491,6 +491,7 @@ EXPECTED_DISTRO = {
         "c_txn": 7,            # andi; move; alsl.d; alsl.d (t); nop (site); addi.d; bne: no loads
         "rust_txn": 10,        # andi; slli.d; alsl.d; add.d (t); ldx.d; ld.w; ld.d (fields);
                                # nop (site); addi.d; bne
+        "rust_txn_lazy": 7,    # andi; slli.d; alsl.d; add.d (t); nop (site); addi.d; bne
         "c_dense": 18,         # 16 nops (sites); addi.d; bne
         "rust_dense": 18,      # 16 nops (sites); addi.d; bne
     },
@@ -498,7 +499,7 @@ EXPECTED_DISTRO = {
         "c_empty": 2, "rust_empty": 3, "c_base": 2, "rust_base": 2,
         "c_trace": 51, "rust_trace": 50, "rust_helper": 50, "rust_load": 50,
         "rust_count_call": 56, "c_txn_base": 5, "rust_txn_base": 6, "c_txn": 92,
-        "rust_txn": 89, "c_dense": 780, "rust_dense": 785,
+        "rust_txn": 89, "rust_txn_lazy": 91, "c_dense": 780, "rust_dense": 785,
     },
 }
 
