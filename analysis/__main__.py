@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import codegen, plots, report, size, stats, validate
+from analysis import codegen, plots, report, size, stats, validate, verdict
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
 
@@ -142,6 +142,12 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     checks = tagged(run, "codegen-checks-", ".txt")
     text = report.render(run, summary, context, code, checks, REPO, paths, sizes, others)
     (REPO / "REPORT.md").write_text(text)
+    # One row per site, profile and kernel, for a reader and for comparing two runs.
+    rows = [verdict.verdict(a.summary, s, a.paths, verdict.native_reps(a.context),
+                            report.profile_of(a.context), report.kernel_of(a.context))
+            for a, s in [(main, samples), *rest]]
+    pd.concat(rows, ignore_index=True).to_csv(run / "verdict.csv", index=False,
+                                              float_format="%.4f", lineterminator="\n")
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
                            "display.float_format", "{:g}".format):

@@ -1,6 +1,7 @@
 """REPORT.md rendering, from a small run captured from a real short matrix."""
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -140,6 +141,7 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
             assert (made_run / name).read_text() == (source / name).read_text(), name
     assert cli.cmd_report(copy, allow_incomplete=False) == 0
     assert (tmp_path / "REPORT.md").read_text() == committed
+    assert (copy / "verdict.csv").read_text() == (original / "verdict.csv").read_text()
 
 
 def test_schema_1_run_is_still_read():
@@ -359,3 +361,23 @@ def test_the_arguments_advice_follows_the_loads_counted():
     bad = report.advice_on_arguments({"rust_txn": [3], "rust_txn_lazy": [1]})
     assert bad[0].startswith("**`rust_txn_lazy` still loads arguments on 1 of 1")
     assert report.advice_on_arguments({"rust_txn": [3]}) == []
+
+
+def test_the_verdict_has_a_row_per_site_with_its_spread_between_processes():
+    """verdict.csv of the committed run: instructions per site exact, the driver-like site's
+    argument loads, and natively the median and range over the five processes (rounds), not
+    the fastest alone."""
+    from runner import config as cfg
+    run_id = re.search(r"^Run `([^`]+)`", committed_report(), re.M).group(1)
+    table = pd.read_csv(cfg.REPO / "data" / run_id / "verdict.csv")
+    row = table.set_index(["arch", "config", "profile", "kernel", "variant"]).loc
+    assert row[("x86_64", "jump_label", "distro", "series", "c_trace")].instructions_per_site == 1
+    helper = row[("x86_64", "jump_label", "distro", "series", "rust_helper")]
+    assert helper.instructions_per_site == 6 and helper.native_processes == 5
+    assert helper.native_min < helper.native_median < helper.native_max
+    assert helper.native_unit == "TSC ticks"
+    assert row[("x86_64", "jump_label", "distro", "series", "rust_txn")].argument_loads == 3
+    assert row[("arm64", "jump_label", "distro", "mainline", "c_dense")].instructions_per_site == 4
+    assert pd.isna(row[("arm64", "jump_label", "distro", "series", "rust_trace")].native_median)
+    assert set(table.profile) == {"distro", "tiny"}
+    assert set(table.kernel) == {"series", "mainline", "series-gcc14"}
