@@ -221,7 +221,8 @@ class WalkError(Exception):
     pass
 
 
-FTRACE_NOTE = "# call __fentry__ in the file: ftrace's NOP once loaded"
+FTRACE_LOADED = "ftrace's NOP once loaded"
+FTRACE_NOTE = f"# call __fentry__ in the file: {FTRACE_LOADED}"
 
 
 # riscv64 with compressed instructions leaves ftrace four 2-byte c.nop at a function's entry;
@@ -242,9 +243,10 @@ def as_loaded(funcs: dict[str, Function], return_thunk: bool,
     `jmp __x86_return_thunk` is `ret`; on riscv64 the four c.nop of each entry in
     `ftrace_entries` are two nop; on arm each `bl __gnu_mcount_nc` is `add sp, sp, #4`. The
     operands say what the file holds."""
+    ftrace_entries = set(ftrace_entries)
     for f in funcs.values():
         entry = {(f.section, f.start), (f.section, f.start - RISCV_CALL_OPS_PREFIX)}
-        if entry & set(ftrace_entries) and [
+        if entry & ftrace_entries and [
                 (i.mnemonic, len(i.raw)) for i in f.insns[:RISCV_FTRACE_NOPS[0]]] == [
                 ("nop", 2)] * RISCV_FTRACE_NOPS[0]:
             first = f.insns[0]
@@ -257,7 +259,7 @@ def as_loaded(funcs: dict[str, Function], return_thunk: bool,
                 insn.operands = FTRACE_NOTE
             elif insn.reloc == ARM_MCOUNT and is_call(insn.mnemonic):
                 insn.mnemonic, insn.reloc = "add", None
-                insn.operands = "sp, sp, #4 # bl __gnu_mcount_nc in the file: ftrace's NOP once loaded"
+                insn.operands = f"sp, sp, #4 # bl __gnu_mcount_nc in the file: {FTRACE_LOADED}"
             elif insn.reloc == "__x86_return_thunk" and is_jump(insn.mnemonic) and not return_thunk:
                 insn.mnemonic, insn.reloc = "ret", None
                 insn.operands = "# jmp __x86_return_thunk in the file: apply_returns() writes ret"
@@ -839,7 +841,7 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
             site = is_site(funcs[fn], i, sites)
             taken = branch and not site and (nxt_fn, nxt.addr) != (fn, i.end)
             words.append(f"{i.mnemonic}{' (NOP site)' if site else ''}"
-                         + (" (ftrace)" if "ftrace's NOP once loaded" in i.operands else "")
+                         + (" (ftrace)" if FTRACE_LOADED in i.operands else "")
                          + (" (load)" if loads_data(i) else "")
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))

@@ -342,12 +342,8 @@ def arguments_section(run: Path, summary: pd.DataFrame, paths: dict, rel: Path) 
                 continue
             base_cost = None if plain.empty or pd.isna(plain.net.iloc[0]) else plain.net.iloc[0]
             added = sites.site_instructions(path_rows, variant, site.baseline.iloc[0])
-            bare_added = (None if plain.empty else
-                          sites.site_instructions(path_rows, bare, plain.baseline.iloc[0]))
-            # The bare site's own loads (the key count without jump labels) are not the
-            # arguments'.
-            loads = (None if added is None or bare_added is None else
-                     sum("(load)" in w for w in added) - sum("(load)" in w for w in bare_added))
+            loads = sites.argument_loads(path_rows, variant, site.baseline.iloc[0], bare,
+                                         None if plain.empty else plain.baseline.iloc[0])
             leaked = ("" if loads is None else f"**{loads}**" if loads > 0 else "none")
             if loads is not None:
                 leaks.setdefault(variant, []).append(loads)

@@ -70,6 +70,18 @@ def site_instructions(paths: list[list[str]], variant: str, baseline: str) -> li
     return out + [f"minus `{w}`" for w in missing.elements()]
 
 
+def argument_loads(paths: list[list[str]], variant: str, baseline: str, bare: str,
+                   bare_baseline: str | None) -> int | None:
+    """The loads a site's disabled path runs beyond its baseline, less those the bare site of
+    the same language runs beyond its own (the key's count without jump labels): the
+    arguments read while the event is off. None when a path is missing."""
+    added = site_instructions(paths, variant, baseline)
+    bare_added = None if bare_baseline is None else site_instructions(paths, bare, bare_baseline)
+    if added is None or bare_added is None:
+        return None
+    return sum("(load)" in w for w in added) - sum("(load)" in w for w in bare_added)
+
+
 def within_noise(cost: float, lo: float, hi: float, noise: float) -> bool:
     """True when the interval of a cost lies inside +-noise of zero."""
     return -noise <= lo and hi <= noise

@@ -4,7 +4,7 @@ disassembly paths."""
 
 import pandas as pd
 
-from analysis import sites, stats
+from analysis import report, sites, stats
 from runner import matrix
 
 # (site kind, who writes it, variant): the sites a driver author chooses between.
@@ -13,6 +13,9 @@ SITES = (("one argument", "C", "c_trace"), ("one argument", "Rust", "rust_trace"
          ("driver-like", "C", "c_txn"), ("driver-like", "Rust", "rust_txn"),
          ("driver-like", "Rust, if enabled", "rust_txn_lazy"),
          ("16 in a row", "C", "c_dense"), ("16 in a row", "Rust", "rust_dense"))
+
+# The driver-like sites, each with the bare site of its language.
+ARGUMENT_BARE = {variant: bare for _, variant, bare in report.ARGUMENT_SITES}
 
 COLUMNS = ["arch", "config", "profile", "kernel", "site_kind", "language", "variant",
            "instructions_per_site", "argument_loads", "native_median", "native_min",
@@ -57,13 +60,11 @@ def verdict(summary: pd.DataFrame, samples: pd.DataFrame, paths: dict, reps: int
                 continue
             per_site = r.net.iloc[0] / matrix.BY_NAME[variant].sites
             loads = None
-            if matrix.BY_NAME[variant].event == "txn":
-                added = sites.site_instructions(path_rows, variant, r.baseline.iloc[0])
-                bare = sites.site_instructions(path_rows, "rust_trace" if variant.startswith(
-                    "rust") else "c_trace", "rust_base" if variant.startswith("rust") else "c_base")
-                if added is not None and bare is not None:
-                    loads = (sum("(load)" in w for w in added)
-                             - sum("(load)" in w for w in bare))
+            if variant in ARGUMENT_BARE:
+                bare = stats.rows(guest, arch=arch, config=config, variant=ARGUMENT_BARE[variant])
+                loads = sites.argument_loads(path_rows, variant, r.baseline.iloc[0],
+                                             ARGUMENT_BARE[variant],
+                                             None if bare.empty else bare.baseline.iloc[0])
             mine = (processes[(processes.arch == arch) & (processes.config == config)
                               & (processes.variant == variant)] if not processes.empty
                     else processes)
