@@ -61,6 +61,9 @@ ROUNDS = 5
 PATCHED_AT_LOAD = tuple(REWRITE_SECTIONS)
 NOP5 = bytes.fromhex("0f1f440000")        # x86_nops[5], what ftrace writes
 RET_PADDED = bytes.fromhex("c3cccccccc")  # ret; int3 x 4, what apply_returns() writes
+# What apply_seal_endbr() writes over a sealed endbr64 (f3 0f 1e fa): gen_endbr_poison(),
+# `osp nopl (%rax)`, a 4-byte NOP unique to former ENDBR sites (arch/x86/include/asm/ibt.h).
+ENDBR_POISON = bytes.fromhex("660f1f00")
 VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
 
 # x86_64 relocation types (ELF x86-64 psABI).
@@ -78,8 +81,8 @@ class ModuleError(world.Failure):
 
 @dataclass(frozen=True)
 class Rewrite:
-    """What the host's kernel writes at each site of a section: `action` is "nop5", "ret"
-    or "keep" (the bytes stay), or None when this loader cannot reproduce it."""
+    """What the host's kernel writes at each site of a section: `action` is "nop5", "ret",
+    "seal" or "keep" (the bytes stay), or None when this loader cannot reproduce it."""
     action: str | None
     why: str
 
@@ -104,8 +107,10 @@ def host_rewrites(vulns: dict[str, str], cpu_flags: set[str]) -> dict[str, Rewri
                                      "accounting thunks are not reproduced here")
         if stuffing else Rewrite("keep", "calls stay direct: no call depth tracking here"),
         ".altinstructions": Rewrite(None, "replaced per CPU feature; not reproduced here"),
-        ".ibt_endbr_seal": Rewrite(None, "this CPU enforces IBT: sealing is not reproduced "
-                                         "here") if "ibt" in cpu_flags else
+        ".ibt_endbr_seal": Rewrite("seal", "this CPU enforces IBT: each endbr64 that no "
+                                           "indirect call reaches becomes `osp nopl (%rax)`, "
+                                           "as apply_seal_endbr() writes")
+        if "ibt" in cpu_flags else
         Rewrite("keep", "endbr64 stays: this CPU does not enforce IBT"),
     }
 
@@ -115,6 +120,22 @@ def host_vulnerabilities() -> dict[str, str]:
     if not VULNERABILITIES.is_dir():
         return {}
     return {p.name: p.read_text().strip() for p in sorted(VULNERABILITIES.iterdir())}
+
+
+def host_cpu_identity() -> dict:
+    """Vendor, family, model and stepping of the host CPU, and whether it is a virtual one
+    (the CPUID hypervisor bit, which Linux shows as the `hypervisor` flag): the native
+    figures hold for that CPU, and a VM's "host CPU" is a virtual CPU."""
+    fields = {}
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in ("vendor_id", "cpu family", "model", "stepping", "model name") \
+                and key not in fields:
+            fields[key] = value.strip()
+    return {"vendor": fields.get("vendor_id"), "family": fields.get("cpu family"),
+            "model": fields.get("model"), "stepping": fields.get("stepping"),
+            "name": fields.get("model name"), "hypervisor": "hypervisor" in host_cpu_flags()}
 
 
 def host_cpu_flags() -> set[str]:
@@ -300,7 +321,8 @@ def refusals(code: ModuleCode, variants, rewrites: dict[str, Rewrite]) -> dict[s
 def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrite]) -> None:
     """Writes into the relocated `text` what the kernel writes at each load-time site whose
     action is known; the sites of refused variants are never run, and stay as they are."""
-    expect = {"nop5": (0xE8, NOP5), "ret": (0xE9, RET_PADDED)}   # call __fentry__; jmp thunk
+    # call __fentry__; jmp __x86_return_thunk; endbr64
+    expect = {"nop5": (0xE8, NOP5), "ret": (0xE9, RET_PADDED), "seal": (0xF3, ENDBR_POISON)}
     for section, off in code.patched_at_load:
         action = rewrites.get(section, Rewrite(None, "")).action
         if action not in expect:
@@ -634,6 +656,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     context["native_about"] = {
         "harness": f"native/tpbench_native.c, sha {cfg.digest([HARNESS_SOURCE.read_bytes()])}",
         "host_cpu": bench.host_cpu(),
+        "host_cpu_identity": host_cpu_identity(),
         "tsc_hz_kernel": kernel_tsc_hz(),
         "matrix": matrix,
         "aa_twin": f"{AA_TWIN}: {AA_OF} timed a second time",

@@ -121,7 +121,23 @@ def test_the_host_rewrites_follow_its_mitigations():
         assert r.action is None and text in r.why
     stuffing = native.host_rewrites(dict(PLAIN_HOST, retbleed="Mitigation: Stuffing"), set())
     assert stuffing[".call_sites"].action is None
-    assert native.host_rewrites(PLAIN_HOST, {"ibt"})[".ibt_endbr_seal"].action is None
+    assert native.host_rewrites(PLAIN_HOST, {"ibt"})[".ibt_endbr_seal"].action == "seal"
+
+
+def test_a_cpu_that_enforces_ibt_gets_its_endbr64_sealed_as_the_kernel_seals_them():
+    """On an IBT host the kernel writes `osp nopl (%rax)` over each endbr64 that
+    .ibt_endbr_seal lists; the loader writes the same, and nothing else moves."""
+    ko = cfg.REPO / "data" / "20261203T093356Z-9e4b6dc" / "tpbench-x86_64-jump_label.ko"
+    code = native.read_module(ko)
+    sealed = [off for section, off in code.patched_at_load if section == ".ibt_endbr_seal"]
+    assert sealed
+    text = bytearray(code.text)
+    native.apply_rewrites(code, text, {".ibt_endbr_seal": native.Rewrite("seal", "")})
+    for off in sealed:
+        assert code.text[off:off + 4] == bytes.fromhex("f30f1efa")    # endbr64
+        assert text[off:off + 4] == native.ENDBR_POISON
+    changed = [i for i in range(len(text)) if text[i] != code.text[i]]
+    assert len(changed) <= 4 * len(sealed)
 
 
 # --- bad input: one clear message each, and nothing written ----------------------
