@@ -43,7 +43,8 @@ QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
 INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
-.PHONY: help deps kernels sample bench native codegen report test test-full unit-test check-series
+.PHONY: help deps kernels sample bench native codegen report compare test test-full unit-test \
+	check-series
 
 help:
 	@echo "tpbench targets:"
@@ -52,6 +53,7 @@ help:
 	@echo "  make native       time the newest run's x86_64 modules on the host CPU (or RUN=<id>)"
 	@echo "  make codegen      disassemble and check the newest run's modules (or RUN=<id>)"
 	@echo "  make report       REPORT.md and plots again from the newest run (or RUN=<id>)"
+	@echo "  make compare      what changed from run AGAINST=<id> to the newest (or RUN=<id>)"
 	@echo "  make test         what CI runs: series, checkpatch, builds, boots, benchmark, analysis"
 	@echo "                    (no_jump_label kernels of TEST_NO_JUMP_LABEL_ARCHS alone)"
 	@echo "  make test-full    make test with both kernels of every architecture, in both"
@@ -119,6 +121,11 @@ codegen:
 
 report:
 	$(PYTHON) -m analysis report --run $(RUN_DIR) $(INCOMPLETE)
+
+# What changed between two runs' verdicts (counts, loads, calls, native ranges).
+compare:
+	@test -n "$(AGAINST)" || { echo "make compare RUN=<run-id> AGAINST=<run-id>" >&2; exit 2; }
+	$(PYTHON) -m analysis compare --run $(RUN_DIR) --against data/$(AGAINST)
 
 test: deps
 	$(PYTHON) -m pytest -v -p no:cacheprovider --capture=tee-sys --durations=15 tests

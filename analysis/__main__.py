@@ -1,12 +1,13 @@
-"""python3 -m analysis {codegen,report,latest,profile-runs} --run data/<run-id>"""
+"""python3 -m analysis {codegen,report,latest,profile-runs,compare} --run data/<run-id>"""
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import codegen, plots, report, size, stats, validate, verdict
+from analysis import answer, codegen, compare, figures, plots, report, size, stats, validate, verdict
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
 
@@ -136,36 +137,94 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     # The size figure: bytes against sites, of the modules with jump labels.
     growth = {key: size.bytes_for_sites(rows) for key, rows in sizes.items()
               if key[1] == "jump_label"}
-    plots.render(samples, summary, run / "plots", {k: g for k, g in growth.items() if g},
-                 report.profile_of(context))
-    code = tagged(run, "codegen-", ".txt")
-    checks = tagged(run, "codegen-checks-", ".txt")
-    text = report.render(run, summary, context, code, checks, REPO, paths, sizes, others)
-    (REPO / "REPORT.md").write_text(text)
+    # Figures are made anew: none of an earlier analysis may stay behind.
+    shutil.rmtree(run / "plots", ignore_errors=True)
+    plots.render(samples, summary, run / "plots", report.profile_of(context))
     # One row per site, profile and kernel, for a reader and for comparing two runs.
+    reps = verdict.native_reps(context)
     rows = [verdict.verdict(a.summary, s, a.paths, verdict.native_reps(a.context),
                             report.profile_of(a.context), report.kernel_of(a.context))
             for a, s in [(main, samples), *rest]]
-    pd.concat(rows, ignore_index=True).to_csv(run / "verdict.csv", index=False,
-                                              float_format="%.4f", lineterminator="\n")
+    table = pd.concat(rows, ignore_index=True)
+    table.to_csv(run / "verdict.csv", index=False, float_format="%.4f", lineterminator="\n")
+    profile = report.profile_of(context)
+    title = (f"Extra instructions per disabled site, build profile {profile}, QEMU TCG -icount "
+             f"(run {context['run_id']})")
+    figures.headline(table, profile, title, run / "plots" / "headline.png")
+    mine = table[(table.profile == profile) & (table.kernel == report.kernel_of(context))]
+    figures.driver(mine, f"Disabled sites as drivers write them, build profile {profile}, "
+                   "QEMU TCG -icount", run / "plots" / "driver.png")
+    figures.size({k: g for k, g in growth.items() if g},
+                 f"Bytes a module gains for k sites of one event, build profile {profile}\n"
+                 "(symbol sizes of the measured modules, CONFIG_JUMP_LABEL=y)",
+                 run / "plots" / "size.png")
+    processes = verdict.process_costs(stats.rows(samples, state="disabled"), reps)
+    if not processes.empty:
+        noise = verdict.aa_noise(stats.rows(samples, state="disabled"), reps)
+        figures.native(processes[processes.variant.isin([v for v, _, _ in figures.WRITERS])],
+                       noise, stats.NATIVE_UNIT,
+                       f"x86_64 modules' loop code on the host CPU, build profile {profile}: "
+                       "a point per process and placement, the median a bar",
+                       run / "plots" / "native.png")
+    # The detail pages, made anew beside the run.
+    pages_dir = run / report.PAGES_DIR
+    shutil.rmtree(pages_dir, ignore_errors=True)
+    pages_dir.mkdir()
+    checks = tagged(run, "codegen-checks-", ".txt")
+    pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others)
+    for name, text in pages.items():
+        (pages_dir / f"{name}.md").write_text(text)
+    text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
+                         "plots/headline.png")
+    (REPO / "REPORT.md").write_text(text)
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
                            "display.float_format", "{:g}".format):
         print(summary[cols].to_string(index=False))
-    print(f"\nreport: {REPO / 'REPORT.md'}")
+    print(f"\nreport: {REPO / 'REPORT.md'}, details in {pages_dir}")
+    return 0
+
+
+def verdict_of(run: Path) -> pd.DataFrame:
+    """A run's verdict table: its verdict.csv, or, for a run made before verdict.csv existed,
+    the same rows computed from it without writing anything into it."""
+    if (run / "verdict.csv").exists():
+        return pd.read_csv(run / "verdict.csv", keep_default_na=False, na_values=[""])
+    rows = []
+    for r in profile_runs(run):
+        context, samples = report.load_run(r, allow_incomplete=True)
+        summary = stats.summarize(samples, units=context.get("units"))
+        paths = {k: [line.split("\t") for line in v.splitlines()]
+                 for k, v in tagged(r, "paths-", ".tsv").items()}
+        rows.append(verdict.verdict(summary, samples, paths, verdict.native_reps(context),
+                                    report.profile_of(context), report.kernel_of(context)))
+    return pd.concat(rows, ignore_index=True)
+
+
+def cmd_compare(run: Path, against: Path) -> int:
+    lines = compare.changes(verdict_of(run), verdict_of(against))
+    print(f"{run.name} against {against.name}: "
+          + (f"{len(lines)} changes" if lines else "no change in any verdict"))
+    print("\n".join(f"  {line}" for line in lines))
     return 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m analysis")
-    parser.add_argument("command", choices=("codegen", "report", "latest", "profile-runs"))
+    parser.add_argument("command", choices=("codegen", "report", "latest", "profile-runs",
+                                            "compare"))
     parser.add_argument("--run", help="run directory (default: the newest under data/)")
     parser.add_argument("--allow-incomplete", action="store_true")
+    parser.add_argument("--against", help="compare: the earlier run directory")
     args = parser.parse_args(argv)
     if args.command == "latest":
         print(latest_run())
         return 0
     run = Path(args.run).resolve() if args.run else latest_run()
+    if args.command == "compare":
+        if not args.against:
+            raise SystemExit("compare needs the earlier run: --against data/<run-id>")
+        return cmd_compare(run, Path(args.against).resolve())
     if args.command == "profile-runs":
         print("\n".join(map(str, profile_runs(run))))
         return 0

@@ -14,6 +14,9 @@ from kelf.rewrites import no_return_thunk
 from runner import config as cfg, console, matrix, records
 
 STATE_ORDER = matrix.STATES
+# The detail pages live in <run>/report/: their links to the run's files go one level up.
+PAGES_DIR = "report"
+PAGE_TO_RUN = Path("..")
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def counted_words(words: list[str]) -> str:
 def profiles_section(main: "Analysed", other: "Analysed") -> list[str]:
     """Each site kind's disabled cost in two build profiles side by side, with the
     instructions that differ, read from both disassemblies."""
-    rel = other.run.relative_to(main.run)
+    rel = PAGE_TO_RUN / other.run.relative_to(main.run)
     a, b = main.profile, other.profile
     out = [f"## Built for size: profile {b} beside {a}" if b == "tiny" else
            f"## Profile {b} beside {a}", "",
@@ -162,7 +165,7 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
     probe = next((k for k in kernels if kernel_of(k.context) == COMPILER_PROBE), None)
     out = []
     for other in [k for k in kernels if k is not probe]:
-        rel = other.run.relative_to(main.run)
+        rel = PAGE_TO_RUN / other.run.relative_to(main.run)
         a, b = kernel_of(main.context), kernel_of(other.context)
         archs = [arch for arch, _ in stats.panels(other.summary)]
         out += [f"## {b.capitalize()} beside the {a}", "",
@@ -565,14 +568,13 @@ def explain_pair(costs: pd.DataFrame, spread: pd.DataFrame, arch: str, config: s
     return sentence
 
 
-def headline(summary: pd.DataFrame, context: dict, paths: dict, rel) -> list[str]:
+def headline(summary: pd.DataFrame, context: dict, paths: dict) -> list[str]:
     """The disabled site's cost per call, C against Rust against the helper, in every unit
-    the run has, with the figure that shows it."""
+    the run has, with what the disassembly says each runs."""
     costs = sites.site_costs(summary)
     if costs.empty:
         return []
-    out = [f"![the disabled site's cost per call]({rel}/plots/sites.png)", "",
-           "| arch | config | site | guest: per call | native (host CPU): mean per call | "
+    out = ["| arch | config | site | guest: per call | native (host CPU): mean per call | "
            "native in ns |", "|---|---|---|---|---|---|"]
     hz = native_hz(context)
     spread = sites.over_placements(costs)
@@ -904,88 +906,111 @@ def native_hz(context: dict) -> float | None:
     return None
 
 
-def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str, str],
-           checks: dict[str, str], repo_root: Path, paths=None, sizes=None,
-           others=()) -> str:
-    """REPORT.md of a run; `others` are its further build profiles (Analysed), each compared
-    with this one's in a section of its own."""
-    # A run outside the checkout (--data elsewhere) is linked by a relative path all the same.
-    rel = Path(os.path.relpath(run, repo_root))
+def page_head(title: str, context: dict, repo_root: Path, run: Path) -> list[str]:
+    """A detail page's first lines: what it is, of which run, and the way back."""
+    back = Path(os.path.relpath(repo_root / "REPORT.md", run / PAGES_DIR))
+    incomplete = ([f"> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. Every figure "
+                   "below covers only what the run recorded.", ""]
+                  if not context.get("complete") else [])
+    return [f"# {title}", "", *incomplete,
+            f"Run `{context['run_id']}`, {profile_words(context)}. Part of the "
+            f"[report]({back}); the run's raw samples are "
+            f"[`samples.csv`]({PAGE_TO_RUN}/samples.csv), its context "
+            f"[`context.json`]({PAGE_TO_RUN}/context.json).", ""]
+
+
+# The detail pages, in the order the report lists them: file name, title.
+PAGES = (("guest", "Inside the guest: every variant in every state"),
+         ("mainline", "Mainline beside the series"),
+         ("profiles", "Build profiles side by side"),
+         ("native", "Native: the module's own code on the host CPU"),
+         ("driver", "Arguments read from a driver's structure"),
+         ("dense", "Many sites in one function"),
+         ("recording", "Recording into the ring buffer"),
+         ("size", "Code size: bytes per site and per event"),
+         ("paths", "What each disabled path runs"),
+         ("codegen", "Generated code and its checks"),
+         ("method", "Method, provenance, reproduction"))
+
+
+def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, str],
+          repo_root: Path, paths=None, sizes=None, others=()) -> dict[str, str]:
+    """The detail pages of a run (<run>/report/<name>.md), by name; a page with nothing to
+    say for this run is left out. `others` are its further build profiles and kernels
+    (Analysed)."""
     summary = stats.guest(everything)
     accel = sorted({c["accel"] for c in context["configs"].values()})
-    units = sorted(set(summary.unit))
-    incomplete = "" if context.get("complete") else (
-        f"\n> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. "
-        "Every figure below covers only what the run recorded.\n")
-    archs = [a for a, _ in stats.panels(summary)]
     main = Analysed(run, context, everything, paths or {})
-    # The further runs: the same kernel in other build profiles, and other kernels.
     profiles = [o for o in others if kernel_of(o.context) == kernel_of(context)]
     kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
-    # The other kernels come right after the headline: the question users bring is whether
-    # the kernel they run (mainline) behaves as the series does.
-    kernels_lines = kernels_section(main, kernels)
-    lines = [
-        "# tpbench report: what a disabled tracepoint costs when Rust calls it",
-        incomplete,
-        f"Run `{context['run_id']}`, {profile_words(context)}, "
-        f"{', '.join(dict.fromkeys(archs))}, guest accelerator "
-        f"{', '.join(accel)}; unit: **{' and '.join(units)}** per call"
-        + (" (under TCG with -icount shift=0 the guest's counter advances once per "
-           "instruction)" if "instructions" in units else "")
-        + ("" if stats.native(everything).empty else
-           f"; natively on the host CPU: **{stats.native(everything).unit.iloc[0]}** per call")
-        + f". Raw samples: [`{rel}/samples.csv`]({rel}/samples.csv), context: "
-        f"[`{rel}/context.json`]({rel}/context.json).",
-        "",
-        f"## Headline: the disabled site, per call ({build_words(context)})",
-        "",
-        *headline(everything, context, paths or {}, rel),
-        *sources(everything, context),
-        *kernels_lines,
-        f"## Inside the guest ({build_words(context)})",
-        "",
-        "\"net of baseline\" is the variant minus its loop without the site "
-        "(`c_base`/`rust_base`, `c_txn_base`/`rust_txn_base`; the empty loop in older runs); "
-        "\"site cost vs C\" is that minus the C site's of the same event (`c_trace`, "
-        "`c_txn`): the cost of the tracepoint site itself, compared with C's on the "
-        "same architecture and config. The verdict calls a difference real only when its whole 95% interval "
-        "lies beyond the noise threshold "
-        f"({', '.join(f'{a}: {stats.NOISE.get(a, 0.5):g} {stats.UNITS.get(a)}' for a in accel)} "
-        "per call).",
-        "",
-        verdict_table(summary),
-        outlier_notes(summary),
-        "",
-        "## Plots",
-        "",
-    ]
+    rel = PAGE_TO_RUN
+    body: dict[str, list[str]] = {}
+
+    guest = [
+        "Per call, under the run's accelerator. \"net of baseline\" is the variant minus its "
+        "loop without the site (`c_base`/`rust_base`, `c_txn_base`/`rust_txn_base`; the "
+        "empty loop in older runs); \"site cost vs C\" is that minus the C site's of the same "
+        "event (`c_trace`, `c_txn`). Under TCG -icount every repetition gives the same "
+        "count, so a value marked exact is one; the verdict calls a difference real only "
+        "when its whole 95% interval lies beyond the noise threshold "
+        f"({', '.join(f'{a}: {stats.NOISE.get(a, 0.5):g} {stats.UNITS.get(a)}' for a in accel)}"
+        " per call).", "",
+        "## The disabled site, per call", "",
+        *headline(everything, context, paths or {}),
+        "## Every variant", "",
+        verdict_table(summary), "",
+        "## Figures", "",
+        "Per-call cost of every variant, disabled and with a probe attached; then the cost of "
+        "a timed loop against its length N in each state (the fastest repetition at each N, "
+        "which the per-call slope is fitted through).", ""]
     for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
-        lines += [f"![per-call cost, {arch} {config}]({rel}/plots/percall-{tag}.png)", ""]
+        guest += [f"![per-call cost, {arch} {config}]({rel}/plots/percall-{tag}.png)", ""]
         states = set(stats.rows(summary, arch=arch, config=config).state)
-        for state in [s for s in STATE_ORDER if s in states]:
-            lines += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)",
-                      f"![samples, {arch} {config}, {state}]({rel}/plots/box-{tag}-{state}.png)", ""]
-    lines += ["SVG versions sit next to each PNG.", ""]
-    for other in profiles:
-        lines += profiles_section(main, other)
-    lines += native_section(run, everything, context)
-    lines += arguments_section(run, summary, paths or {}, rel)
-    lines += density_section(summary, paths or {}, profile_of(context))
+        guest += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)"
+                  for state in STATE_ORDER if state in states] + [""]
+    body["guest"] = guest + sources(everything, context)
+    body["mainline"] = kernels_section(main, kernels)
+    body["profiles"] = [line for other in profiles for line in profiles_section(main, other)]
+    body["native"] = native_section(run, everything, context)
+    body["driver"] = arguments_section(run, summary, paths or {}, rel)
+    body["dense"] = density_section(summary, paths or {}, profile_of(context))
     records_checked = record_words(record_check(run, context))
-    lines += recording_section(summary, records_checked)
+    body["recording"] = recording_section(summary, records_checked)
     if sizes is None:
-        sizes = size.run_sizes(run, stats.panels(stats.guest(summary)))
-    lines += size_section(run, sizes, rel)
-    lines += explained(paths or {}, summary)
-    lines += ["## Generated code", ""]
-    for tag in sorted(codegen, key=lambda t: (not t.startswith("x86_64"), t)):
-        lines += [f"### {tag}", "", "Checks:", "", "```", checks.get(tag, "").rstrip(),
-                  "```", "", "Loop bodies (objdump of the measured module; `*` marks the "
-                  "instructions of one iteration with the tracepoint off, `SITE` the "
-                  "patched NOP):", "", "```", codegen[tag].rstrip(), "```", ""]
-    lines += [
+        sizes = size.run_sizes(run, stats.panels(summary))
+    body["size"] = size_section(run, sizes, rel)
+    body["paths"] = explained(paths or {}, summary)
+    codegen_lines = []
+    for tag in sorted(checks, key=lambda t: (not t.startswith("x86_64"), t)):
+        # Runs of schema 1 (x86_64 alone) name the listing by config alone.
+        listing = next((n for n in (f"codegen-{tag}.txt",
+                                    f"codegen-{tag.removeprefix('x86_64-')}.txt")
+                        if (run / n).exists()), None)
+        codegen_lines += [f"## {tag}", "",
+                          (f"Loop bodies as objdump shows them: [`{listing}`]({rel}/{listing}) "
+                           "(`*` marks the instructions of one iteration with the tracepoint "
+                           "off, `SITE` the patched NOP). " if listing else "")
+                          + "Checks:", "", "```", checks[tag].rstrip(), "```", ""]
+    body["codegen"] = codegen_lines
+    body["method"] = method_lines(run, context, profiles, kernels, others, repo_root,
+                                  records_checked)
+    out = {}
+    for name, title in PAGES:
+        lines = body.get(name) or []
+        if not lines:
+            continue
+        # A section function's own first heading is the page's title.
+        if lines[0].startswith("## "):
+            lines = lines[2:] if len(lines) > 1 and not lines[1] else lines[1:]
+        out[name] = "\n".join(page_head(title, context, repo_root, run) + lines).rstrip() + "\n"
+    return out
+
+
+def method_lines(run: Path, context: dict, profiles, kernels, others, repo_root: Path,
+                 records_checked: str) -> list[str]:
+    """How the numbers were made, where every input came from, and the commands again."""
+    lines = [
         "## Method",
         "",
         "- `bench-module/` is one module of C and Rust objects with its own trace event. Each "
@@ -997,15 +1022,26 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
         "- One sample is one call of a loop function, with interrupts off, between two ordered "
         "reads of the cycle counter (x86_64: `rdtsc_ordered()`; arm64: PMCCNTR_EL0 between "
         "`isb`s; arm: its 32-bit PMCCNTR, read with `mrc` between `isb`s; riscv64: the "
-        "`cycle` CSR; loongarch64: the stable counter, `rdtime.d`). The per-call cost is the least-squares slope of the samples over N (N=0 left "
-        "out: there the Rust loops return before entering the loop), so the call and timer "
-        "overhead drops out; its 95% interval comes from 2000 bootstrap resamples of the "
+        "`cycle` CSR; loongarch64: the stable counter, `rdtime.d`).",
+        "- The per-call cost is the least-squares slope, over N, of the fastest repetition at "
+        "each N (N=0 left out: there the Rust loops return before entering the loop), so the "
+        "call and timer overhead drops out. The fastest, because what else a machine does "
+        "can only slow a repetition down; under TCG -icount every repetition is the same and "
+        "this is the plain slope. Its 95% interval comes from 2000 bootstrap resamples of the "
         "repetitions at each N.",
         "- Under TCG with `-icount shift=0,sleep=off` QEMU's virtual clock advances 1 ns per "
         "guest instruction; the x86 TSC and the arm64 and arm cycle counters (1 GHz in QEMU) "
-        "follow it, "
-        "and riscv64's `cycle` CSR is QEMU's instruction count itself, so costs are instruction counts and repeat exactly; the codegen check compares them "
-        "with the instructions counted in the disassembly. Under KVM they are cycles.",
+        "follow it, and riscv64's `cycle` CSR is QEMU's instruction count itself, so costs are "
+        "instruction counts and repeat exactly; the codegen check compares them with the "
+        "instructions counted in the disassembly. Under KVM they are cycles.",
+        "- Recording is not a whole number of instructions per call: the ring buffer changes "
+        "page every so many records, and that cost is spread over the calls. Its slope is "
+        "still exact for the matrix it ran; a difference of less than one instruction per "
+        "call between two such slopes is reported as no difference.",
+        "- Natively, each round of the native stage is a new process, and a site's cost moves "
+        "between processes: the report gives the median and the range over processes and "
+        "placements, and calls a site's cost not resolved when some process put it within "
+        "the A/A noise (`aa_c_trace`, the C site timed a second time in the same process).",
         *coarse_counters(context),
         *module_checks(run),
         f"- {records_checked}",
@@ -1030,33 +1066,32 @@ def render(run: Path, everything: pd.DataFrame, context: dict, codegen: dict[str
                      + (f"; module parameters of this guest: `{' '.join(own)}`"
                         if own and own != context["module_params"] else ""))
     for other in others:
-        rel_other = Path(os.path.relpath(other.run, repo_root))
+        rel_other = PAGE_TO_RUN / other.run.relative_to(run)
         what = (f"build profile {other.profile}" if other in profiles
                 else f"kernel {kernel_of(other.context)}")
         lines.append(f"- {what}: its kernels, fragments and toolchain in "
-                     f"[`{rel_other}/context.json`]({rel_other}/context.json)")
-    archs_run = context.get("archs", ["x86_64"])
-    compared = compare_archs_words(archs_run, [
-        (o.profile if o in profiles else kernel_of(o.context), o.context.get("archs", []))
-        for o in others])
-    lines += [
-        "",
-        "## Reproduce",
-        "",
-        "```",
-        f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
-        + ("" if kernel_of(context) == "series" else f" KERNEL={kernel_of(context)}")
-        + (f" PROFILES=\"{' '.join([profile_of(context), *(o.profile for o in profiles)])}\""
-           if profiles else "")
-        + (f" COMPARE_ARCHS=\"{compared}\"" if compared else "")
-        + (f" COMPARE_KERNELS=\"{' '.join(kernel_of(o.context) for o in kernels)}\""
-           if kernels else " COMPARE_KERNELS=")
-        + "   # a new run under data/, analysis, plots, codegen, REPORT.md",
-        f"make report RUN={context['run_id']}   # this report again, from the committed files",
-        "```",
-        "",
-    ]
-    return "\n".join(lines)
+                     f"[`{other.run.relative_to(run)}/context.json`]({rel_other}/context.json)")
+    lines += ["", "## Reproduce", "", "```", reproduce_command(context, [o.context for o in others])
+              + "   # a new run under data/, analysis, plots, codegen, REPORT.md",
+              f"make report RUN={context['run_id']}   # this report again, from the committed "
+              "files", "```"]
+    return lines
+
+
+def reproduce_command(context: dict, others: list[dict]) -> str:
+    """The make bench command line that makes a run like this one (`others`: the contexts of
+    its further profiles and kernels)."""
+    profiles = [o for o in others if kernel_of(o) == kernel_of(context)]
+    kernels = [o for o in others if kernel_of(o) != kernel_of(context)]
+    compared = compare_archs_words(context.get("archs", ["x86_64"]), [
+        (profile_of(o) if o in profiles else kernel_of(o), o.get("archs", [])) for o in others])
+    return (f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
+            + ("" if kernel_of(context) == "series" else f" KERNEL={kernel_of(context)}")
+            + (f" PROFILES=\"{' '.join([profile_of(context), *map(profile_of, profiles)])}\""
+               if profiles else "")
+            + (f" COMPARE_ARCHS=\"{compared}\"" if compared else "")
+            + (f" COMPARE_KERNELS=\"{' '.join(map(kernel_of, kernels))}\""
+               if kernels else " COMPARE_KERNELS="))
 
 
 def compare_archs_words(archs_run: list[str], others: list[tuple[str, list[str]]]) -> str:

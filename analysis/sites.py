@@ -36,7 +36,9 @@ def _matchable(word: str) -> str:
     """Conditional branches stand for each other when they go the same way (GCC writes `je`
     where the base loop has `jae`, LLVM `jne` for `jb`); everything else is itself."""
     mnemonic = word.split()[0]
-    if mnemonic.startswith("b.") or (mnemonic.startswith("j") and mnemonic != "jmp"):
+    # x86's jcc; not jmp, nor riscv's jal/jalr (calls).
+    if mnemonic.startswith("b.") or (mnemonic.startswith("j")
+                                     and mnemonic not in ("jmp", "jal", "jalr")):
         return ("conditional branch (taken)" if word.endswith("(taken)")
                 else "conditional branch (not taken)")
     return word

@@ -2,6 +2,8 @@
 checks a run by (issue 22's verdict.csv). Pure functions over a run's summary, samples and
 disassembly paths."""
 
+import re
+
 import pandas as pd
 
 from analysis import report, sites, stats
@@ -18,8 +20,39 @@ SITES = (("one argument", "C", "c_trace"), ("one argument", "Rust", "rust_trace"
 ARGUMENT_BARE = {variant: bare for _, variant, bare in report.ARGUMENT_SITES}
 
 COLUMNS = ["arch", "config", "profile", "kernel", "site_kind", "language", "variant",
-           "instructions_per_site", "argument_loads", "native_median", "native_min",
-           "native_max", "native_processes", "native_unit"]
+           "instructions_per_site", "argument_loads", "calls_while_off", "native_median",
+           "native_min", "native_max", "native_processes", "native_noise", "native_unit"]
+
+# A call in a path word, on each architecture: "call f", "bl f", "jal f", "jirl ... f".
+_CALL = re.compile(r"^`?(?:call|bl|blx|jal|jalr)\s+([A-Za-z_][\w.]*)")
+
+
+def calls_while_off(path_rows: list, variant: str, baseline: str) -> str | None:
+    """The functions a site's disabled path calls beyond its baseline's, ";"-joined, in path
+    order ("" for none); None when the disassembly has no path for it."""
+    added = sites.site_instructions(path_rows, variant, baseline)
+    if added is None:
+        return None
+    names = [m.group(1) for w in added if not w.startswith("minus") and (m := _CALL.match(w))]
+    return ";".join(dict.fromkeys(names))
+
+
+def aa_noise(samples: pd.DataFrame, reps: int) -> dict:
+    """(arch, config) -> the native A/A noise between processes: the largest gap between
+    the reference site and its twin (the same loop timed again in the same process), over
+    every process (round) and placement, per call."""
+    native = stats.native(samples)
+    twins = native[native.variant.isin([stats.REFERENCE, stats.AA_TWIN])]
+    if twins.empty:
+        return {}
+    twins = twins.assign(round=twins.rep // reps)
+    out = {}
+    for (arch, config, _, _), g in twins.groupby(["arch", "config", "accel", "round"]):
+        slopes = {v: stats.floor_slope(gv) for v, gv in g[g.n > 0].groupby("variant")}
+        if len(slopes) == 2:
+            gap = abs(slopes[stats.REFERENCE] - slopes[stats.AA_TWIN])
+            out[(arch, config)] = max(out.get((arch, config), 0.0), gap)
+    return out
 
 
 def process_costs(samples: pd.DataFrame, reps: int) -> pd.DataFrame:
@@ -50,7 +83,9 @@ def verdict(summary: pd.DataFrame, samples: pd.DataFrame, paths: dict, reps: int
     guest = stats.rows(stats.guest(summary), state="disabled")
     native = stats.native(summary)
     native_unit = str(native.unit.iloc[0]) if not native.empty else None
-    processes = process_costs(stats.rows(samples, state="disabled"), reps)
+    disabled = stats.rows(samples, state="disabled")
+    processes = process_costs(disabled, reps)
+    noise = aa_noise(disabled, reps)
     rows = []
     for arch, config in stats.panels(guest):
         path_rows = paths.get(f"{arch}-{config}") or []
@@ -72,10 +107,12 @@ def verdict(summary: pd.DataFrame, samples: pd.DataFrame, paths: dict, reps: int
                 arch=arch, config=config, profile=profile, kernel=kernel, site_kind=kind,
                 language=language, variant=variant, instructions_per_site=per_site,
                 argument_loads=loads,
+                calls_while_off=calls_while_off(path_rows, variant, r.baseline.iloc[0]),
                 native_median=mine.cost.median() if len(mine) else None,
                 native_min=mine.cost.min() if len(mine) else None,
                 native_max=mine.cost.max() if len(mine) else None,
                 native_processes=int(mine["round"].nunique()) if len(mine) else 0,
+                native_noise=noise.get((arch, config)) if len(mine) else None,
                 native_unit=native_unit if len(mine) else None))
     table = pd.DataFrame(rows, columns=COLUMNS)
     return table.astype({"argument_loads": "Int64", "native_processes": "int64"})

@@ -24,29 +24,30 @@ def run(tmp_path):
 
 
 def render(run, context=None):
+    """The run's detail pages, joined: what REPORT.md's links lead to."""
     ctx, samples = report.load_run(run, allow_incomplete=True)
     if context is not None:
         ctx, _ = report.normalize(context, samples)
     summary = stats.summarize(samples)
-    code = {p.stem.removeprefix("codegen-"): p.read_text()
-            for p in run.glob("codegen-*.txt") if "checks" not in p.name}
     checks = {p.stem.removeprefix("codegen-checks-"): p.read_text()
               for p in run.glob("codegen-checks-*.txt")}
-    return report.render(run, summary, ctx, code, checks, run.parent.parent), summary
+    pages = report.pages(run, summary, ctx, checks, run.parent.parent)
+    return "\n".join(pages.values()), summary
 
 
 def test_report_carries_the_numbers_of_the_run(run):
     text, _ = render(run)
-    assert "unit: **instructions** per call" in text
+    assert "1 instruction (exact)" in text
     # Known from the fixture's samples (4 instructions a call, 1 more than rust_empty's 3),
     # not from the summary the report was made of.
     assert "| x86_64 | jump_label | disabled | `rust_trace` | 4 | instructions | exact | 1 |" in text
     assert "| x86_64 | jump_label | Rust declare_trace! | 1 instruction (exact) |  |  |" in text
     assert "| x86_64 | jump_label | C trace_<name>() | 2 instructions (exact) |" in text
     assert "| `rust_trace` | 4 | instructions | exact | 1 | -1 | costs 1 instruction less" in text
-    assert "no native measurement" in text and "plots/sites.png" in text
-    assert "run-short/samples.csv" in text and "## Provenance" in text
-    assert "<tpbench_c_trace>:" in text      # the codegen listing is in
+    assert "no native measurement" in text and "plots/percall-x86_64-jump_label.png" in text
+    assert "(../samples.csv)" in text and "## Provenance" in text
+    assert "(../codegen-jump_label.txt)" in text    # the codegen listing is linked
+    assert "<tpbench_c_trace>:" not in text                # not pasted
     assert "INCOMPLETE" not in text
 
 
@@ -66,12 +67,18 @@ def test_incomplete_run_is_refused_unless_asked(run):
 
 def test_cli_report_writes_plots_and_summary(run, monkeypatch):
     monkeypatch.setattr(cli, "REPO", run.parent.parent)
+    (run / "plots").mkdir()
+    (run / "plots" / "box-x86_64-jump_label-disabled.svg").write_text("from an older analysis")
     assert cli.cmd_report(run, allow_incomplete=False) == 0
     assert (run.parent.parent / "REPORT.md").exists()
-    for name in ("percall-x86_64-jump_label.png", "percall-x86_64-jump_label.svg",
-                 "scaling-x86_64-no_jump_label-enabled.png", "box-x86_64-jump_label-disabled.svg"):
+    for name in ("percall-x86_64-jump_label.png", "scaling-x86_64-no_jump_label-enabled.png",
+                 "headline.png"):
         assert (run / "plots" / name).stat().st_size > 1000, name
+    # PNGs alone: no data file, script or figure of an earlier analysis stays behind.
+    assert {p.suffix for p in (run / "plots").iterdir()} == {".png"}
+    assert not list((run / "plots").glob("box-*"))
     assert "verdict" in (run / "summary.csv").read_text().splitlines()[0]
+    assert (run / "report" / "guest.md").exists() and (run / "report" / "method.md").exists()
 
 
 def test_cover_letter_numbers_come_from_the_committed_run():
@@ -107,6 +114,17 @@ def test_cover_letter_numbers_come_from_the_committed_run():
         assert re.search(rf"{arch}:\s+{extra[0]}\s+to\s+{extra[1]}", text), (arch, extra)
 
 
+def committed_run_id() -> str:
+    """The run REPORT.md names."""
+    return re.search(r"^Run `([^`]+)`", committed_report(), re.M).group(1)
+
+
+def committed_page(name: str) -> str:
+    """A detail page of the committed run."""
+    from runner import config as cfg
+    return (cfg.REPO / "data" / committed_run_id() / "report" / f"{name}.md").read_text()
+
+
 def committed_report() -> str:
     """REPORT.md as committed, whatever a local `make bench` has since written over it: the
     tests about the committed run read the committed run and its report."""
@@ -125,11 +143,11 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
     import re
     from runner import config as cfg
     committed = committed_report()
-    run_id = re.search(r"^Run `([^`]+)`", committed, re.M).group(1)
+    run_id = committed_run_id()
     original = cfg.REPO / "data" / run_id
     copy = tmp_path / "data" / run_id
     made = ("codegen-*.txt", "paths-*.tsv")
-    shutil.copytree(original, copy, ignore=shutil.ignore_patterns("plots", *made))
+    shutil.copytree(original, copy, ignore=shutil.ignore_patterns("plots", "report", *made))
     monkeypatch.setattr(cli, "REPO", tmp_path)
     # The run's own build profile, then each further one in its directory inside it.
     for made_run in cli.profile_runs(copy):
@@ -142,6 +160,12 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
     assert cli.cmd_report(copy, allow_incomplete=False) == 0
     assert (tmp_path / "REPORT.md").read_text() == committed
     assert (copy / "verdict.csv").read_text() == (original / "verdict.csv").read_text()
+    pages = sorted(p.name for p in (original / "report").glob("*.md"))
+    assert pages and pages == sorted(p.name for p in (copy / "report").glob("*.md"))
+    for name in pages:
+        assert (copy / "report" / name).read_text() == (original / "report" / name).read_text(), name
+    assert (sorted(p.name for p in (copy / "plots").iterdir())
+            == sorted(p.name for p in (original / "plots").iterdir()))
 
 
 def test_schema_1_run_is_still_read():
@@ -166,7 +190,10 @@ def native_run(tmp_path):
 def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
     monkeypatch.setattr(cli, "REPO", native_run.parent.parent)
     assert cli.cmd_report(native_run, allow_incomplete=False) == 0
-    text = (native_run.parent.parent / "REPORT.md").read_text()
+    front = (native_run.parent.parent / "REPORT.md").read_text()
+    assert "## Native time per site (x86_64, TSC ticks per call)" in front
+    assert "not resolved" in front and "| x86_64 | JL=y |" in front
+    text = "\n".join((native_run / "report" / f"{p}.md").read_text() for p in ("guest", "native"))
     summary = pd.read_csv(native_run / "summary.csv")
     # The headline: each site in instructions and in native ticks, over the placements.
     assert "| x86_64 | jump_label | Rust declare_trace! | 1 instruction (exact) | " in text
@@ -174,7 +201,7 @@ def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
     assert "Natively C's site costs more than Rust's at" in text
     assert "In the disassembly, C's site runs `jmp (taken)` more than Rust's." in text
     # The native section: a column per placement, the A/A noise and the alignment finding.
-    assert "## Native: the module's own code on the host CPU" in text
+    assert "# Native: the module's own code on the host CPU" in text
     assert "native+48 (.text +48 B)" in text and "Noise threshold (A/A): native ±" in text
     assert "Alignment: " in text and "MHz (the host kernel)" in text
     row = summary[(summary.config == "jump_label") & (summary.accel == "native")
@@ -183,14 +210,14 @@ def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
     # The fixture's fastest samples at the kernel's placement: 78 ticks at N=1, 416 at N=100,
     # 35204 at N=10000: a slope of 3.51 ticks a call.
     assert "| `rust_helper` | 9 instructions | 3.51 (3.51..3.52) |" in text
-    assert (native_run / "plots" / "sites.png").stat().st_size > 1000
+    assert (native_run / "plots" / "native.png").stat().st_size > 1000
 
 
 def test_native_rows_stay_out_of_the_guest_tables(native_run):
     ctx, samples = report.load_run(native_run, allow_incomplete=False)
     summary = stats.summarize(samples, units=ctx["units"])
-    text = report.render(native_run, summary, ctx, {}, {}, native_run.parent.parent)
-    guest_part = text[text.index("## Inside the guest"):text.index("## Plots")]
+    text = report.pages(native_run, summary, ctx, {}, native_run.parent.parent)["guest"]
+    guest_part = text[text.index("## Every variant"):text.index("## Figures")]
     assert "TSC ticks" not in guest_part and "aa_c_trace" not in guest_part
 
 
@@ -226,25 +253,26 @@ def test_counter_ticks_become_instructions_by_the_period_the_run_recorded():
     assert list(samples.cycles) == [7, 7, 7]       # the input is left as it was
 
 
-def report_archs(text: str) -> list[str]:
-    """The architectures of the committed run, from its first line."""
-    import re
-    listed = re.search(r"\), ([\w, ]+), guest accelerator", text.split("\n## ")[0]).group(1)
-    return listed.split(", ")
+def report_archs() -> list[str]:
+    """The architectures of the committed run's own kernel and profile, from its verdict."""
+    from runner import config as cfg
+    table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
+    return list(dict.fromkeys(table[(table.kernel == "series")
+                                    & (table.profile == "distro")].arch))
 
 
 def test_committed_report_answers_the_driver_questions():
-    """The committed run's answers, read back from REPORT.md (build profile distro), for each
+    """The committed run's answers, read back from its pages (build profile distro), for each
     architecture it has: LLVM loads the three fields of the transaction before Rust's site
     everywhere, and before C's on riscv64 with jump labels; GCC 12 does on x86_64 and not on
     arm64, arm or loongarch64. At -O2 every dense site is one NOP, in C as in Rust; built
     for size (profile tiny, when the run has it) C's site runs a branch more and GCC calls
     an out-of-line copy at each of the 16 sites."""
     text = committed_report()
-    assert "build profile **distro**" in text.split("\n## ")[0]
-    archs = report_archs(text)
+    assert "built **distro**" in text.split("\n## ")[0]
+    archs = report_archs()
     assert {"x86_64", "arm64"} <= set(archs), archs
-    args = text.split("## Arguments read from a driver's structure")[1].split("\n## ")[0]
+    args = committed_page("driver")
     rows = {tuple(c.strip() for c in line.split("|")[1:4]): line.split("|")[6].strip()
             for line in args.splitlines() if line.startswith("| ") and "---" not in line
             and not line.startswith("| arch")}
@@ -257,21 +285,22 @@ def test_committed_report_answers_the_driver_questions():
         assert rows[("riscv64", "no_jump_label", "C")] == "none"
     assert all(rows[(a, c, "C")] == "none" for a in ("arm64", "arm", "loongarch64")
                if a in archs for c in ("jump_label", "no_jump_label"))
-    dense = text.split("## Many sites in one function")[1].split("\n## ")[0]
+    dense = committed_page("dense")
     assert "| x86_64 | jump_label | Rust | 1 | 1 |" in dense
     assert "| x86_64 | jump_label | C | 1 | 1 | the NOP site" in dense
     assert "inlines `trace_tpbench_hit()` at all 16 sites" in dense
-    assert "![bytes against sites](data/" in text and "![disabled sites as drivers" in text
+    assert "![bytes against sites](../plots/size.png)" in committed_page("size")
+    assert "![disabled sites as drivers" in args
     # Built for size: C's site 2 against 1, and 16 calls of GCC's copy in the dense loop.
-    if "## Built for size: profile tiny beside distro" in text:
-        small = text.split("## Built for size: profile tiny beside distro")[1].split("\n## ")[0]
+    small = committed_page("profiles")
+    if "profile **tiny**" in small:
         for arch in ("x86_64", "arm64"):
             assert f"| {arch} | jump_label | one argument | `c_trace` | 1 | 2 |" in small
             assert f"| {arch} | jump_label | one argument | `rust_trace` | 1 | 1 |" in small
         assert "| x86_64 | jump_label | 16 sites in a row | `c_dense` | 16 | 80 |" in small
         assert "16 x `call`" in small
     # Recording: every architecture with Rust has a row per event.
-    rec = text.split("## Recording into the ring buffer")[1].split("\n## ")[0]
+    rec = committed_page("recording")
     for arch in [a for a in archs if a != "arm"]:
         for event, site in (("tpbench_hit", "rust_trace"), ("tpbench_txn", "rust_txn")):
             (row,) = [line for line in rec.splitlines()
@@ -286,8 +315,7 @@ def test_committed_report_answers_the_mainline_questions():
     without, mainline's Rust site calls rust_helper_static_key_count() (the kernel's part:
     its implementation), 3 -> 7 instructions, 16 calls in the dense loop; C's driver-like
     site loses its three loads to GCC 14 (the compiler's part)."""
-    text = committed_report()
-    section = text.split("## Mainline beside the series")[1].split("\n## ")[0]
+    section = committed_page("mainline")
     rows = {tuple(c.strip() for c in line.split("|")[1:4]): [c.strip() for c in
                                                             line.split("|")[4:8]]
             for line in section.splitlines() if line.startswith("| x86_64")}
@@ -368,7 +396,7 @@ def test_the_verdict_has_a_row_per_site_with_its_spread_between_processes():
     argument loads, and natively the median and range over the five processes (rounds), not
     the fastest alone."""
     from runner import config as cfg
-    run_id = re.search(r"^Run `([^`]+)`", committed_report(), re.M).group(1)
+    run_id = committed_run_id()
     table = pd.read_csv(cfg.REPO / "data" / run_id / "verdict.csv")
     row = table.set_index(["arch", "config", "profile", "kernel", "variant"]).loc
     assert row[("x86_64", "jump_label", "distro", "series", "c_trace")].instructions_per_site == 1
@@ -381,3 +409,93 @@ def test_the_verdict_has_a_row_per_site_with_its_spread_between_processes():
     assert pd.isna(row[("arm64", "jump_label", "distro", "series", "rust_trace")].native_median)
     assert set(table.profile) == {"distro", "tiny"}
     assert set(table.kernel) == {"series", "mainline", "series-gcc14"}
+
+
+def test_committed_report_answers_first_on_a_few_screens():
+    """REPORT.md: the question, a numbered answer from the verdict, the scope, the table of
+    instructions per site, native time with its spread; under 150 lines."""
+    text = committed_report()
+    lines = text.splitlines()
+    assert len(lines) < 150, len(lines)
+    assert lines[0] == "# Does a disabled tracepoint cost the same from Rust as from C?"
+    assert lines.index("## Answer") < 10
+    answer = text.split("## Answer")[1].split("\n## ")[0]
+    assert "1. **With jump labels**" in answer and "1 instruction on x86_64" in answer
+    assert "calling `rust_helper_static_key_count()`" in answer
+    for heading in ("## Scope", "## Extra instructions per disabled site",
+                    "## Native time per site (x86_64, TSC ticks per call)",
+                    "## Further questions"):
+        assert heading in text, heading
+    assert "| x86_64 | series | distro | 1 | 1 | 6 | 3 | 3 | 8 |" in text
+    assert "not resolved" in text and "virtual" in text.split("## Scope")[1]
+
+
+def links(text: str) -> list[str]:
+    return [m for m in re.findall(r"\]\(([^)#]+)\)", text) if "://" not in m]
+
+
+def test_every_relative_link_of_the_report_and_its_pages_resolves():
+    from runner import config as cfg
+    run = cfg.REPO / "data" / committed_run_id()
+    documents = [cfg.REPO / "REPORT.md", cfg.REPO / "README.md",
+                 *(cfg.REPO / "docs").glob("*.md"), *(run / "report").glob("*.md")]
+    missing = [(d.name, target) for d in documents for target in links(d.read_text())
+               if not (d.parent / target).exists()]
+    assert not missing, missing
+
+
+def test_a_native_site_within_the_noise_is_not_resolved():
+    from analysis import answer
+    row = pd.Series(dict(native_median=0.01, native_min=-0.27, native_max=0.28,
+                         native_noise=0.04))
+    assert answer.native_words(row) == "< 0.28, not resolved"
+    row = pd.Series(dict(native_median=3.19, native_min=2.24, native_max=3.98,
+                         native_noise=0.08))
+    assert answer.native_words(row) == "3.19 (2.24..3.98)"
+
+
+def test_the_verdict_names_the_functions_a_disabled_site_calls():
+    """mainline without jump labels reads the key's count through a call; the helper's site
+    calls the helper; the series' sites call nothing."""
+    from runner import config as cfg
+    table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv",
+                        keep_default_na=False)
+    row = table.set_index(["arch", "config", "profile", "kernel", "variant"]).loc
+    assert row[("x86_64", "no_jump_label", "distro", "mainline", "rust_trace")
+               ].calls_while_off == "rust_helper_static_key_count"
+    assert row[("riscv64", "jump_label", "distro", "series", "rust_helper")
+               ].calls_while_off == "tpbench_trace_helper"
+    assert row[("x86_64", "no_jump_label", "distro", "series", "rust_trace")].calls_while_off == ""
+
+
+def test_the_headline_figure_draws_what_the_verdict_holds():
+    """Each bar of the headline figure is a verdict row of the headline profile; rows without
+    a site (32-bit arm's Rust in 6.12) are named, not drawn as zero."""
+    from analysis import figures
+    from runner import config as cfg
+    table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
+    rows = figures.headline_rows(table, "distro")
+    assert rows[0] == ("x86_64", "series") and ("arm", "series") in rows
+    assert ("x86_64", "tiny") not in rows and all(k != "tiny" for _, k in rows)
+
+
+def test_compare_names_what_changed_between_two_verdicts():
+    from analysis import compare
+    old = pd.DataFrame([dict(arch="x86_64", config="no_jump_label", profile="distro",
+                             kernel="series", variant="rust_trace", instructions_per_site=3,
+                             argument_loads=None, calls_while_off="", native_min=0.0,
+                             native_max=0.5, native_unit="TSC ticks"),
+                        dict(arch="arm", config="jump_label", profile="distro", kernel="series",
+                             variant="c_trace", instructions_per_site=1, argument_loads=None,
+                             calls_while_off="", native_min=None, native_max=None,
+                             native_unit=None)])
+    new = old.iloc[:1].assign(instructions_per_site=7, native_min=2.0, native_max=3.0,
+                              calls_while_off="rust_helper_static_key_count")
+    assert compare.changes(new, old) == [
+        "x86_64 no_jump_label distro series rust_trace: instructions per site 3 -> 7",
+        "x86_64 no_jump_label distro series rust_trace: calls while off none -> "
+        "rust_helper_static_key_count",
+        "x86_64 no_jump_label distro series rust_trace: native 0.00..0.50 -> 2.00..3.00 TSC "
+        "ticks (the ranges over processes no longer overlap)",
+        "gone: arm jump_label distro series (c_trace)"]
+    assert compare.changes(old, old) == []

@@ -1,0 +1,290 @@
+"""REPORT.md: the answer first, on a few screens, from a run's verdict table.
+
+Everything here is a pure function of the verdict rows (analysis.verdict), the run's
+context and the names of the detail pages written beside it; the details themselves are
+analysis.report's pages.
+"""
+
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import stats
+from analysis.report import PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command
+
+CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))
+SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
+
+
+def fmt(x) -> str:
+    return "" if x is None or pd.isna(x) else f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def and_list(words: list[str]) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def plural(n, word: str) -> str:
+    return f"{fmt(n)} {word}" + ("" if n == 1 else "s")
+
+
+def cell(table: pd.DataFrame, column: str = "instructions_per_site", **equal):
+    """One value of the verdict table, or None when the run has no such row."""
+    part = table
+    for key, value in equal.items():
+        part = part[part[key] == value]
+    return None if part.empty or pd.isna(part[column].iloc[0]) else part[column].iloc[0]
+
+
+def archs_of(table: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(table.arch))
+
+
+def native_words(row) -> str:
+    """A native cost as the reader should take it: "< x, not resolved" when some process put
+    it within the A/A noise of zero, else the median and the range over processes."""
+    if pd.isna(row.native_median):
+        return ""
+    if row.native_min <= row.native_noise:
+        bound = math.ceil(round(max(row.native_max, row.native_noise) * 100, 6)) / 100
+        return f"< {bound:.2f}, not resolved"
+    return f"{row.native_median:.2f} ({row.native_min:.2f}..{row.native_max:.2f})"
+
+
+def c_against_rust(main: pd.DataFrame, config: str, words: str) -> str:
+    """One sentence: where Rust's bare site costs what C's does, and where not."""
+    same, differ = {}, []
+    for arch in archs_of(main):
+        c, r = (cell(main, arch=arch, config=config, variant=v) for v in ("c_trace", "rust_trace"))
+        if c is None or r is None:
+            continue
+        if c == r:
+            same.setdefault(c, []).append(arch)
+        else:
+            differ.append(f"on {arch} Rust's runs {fmt(r)} and C's {fmt(c)}")
+    if not same and not differ:
+        return ""
+    parts = [f"{plural(n, 'instruction')} on {and_list(a)}" for n, a in same.items()]
+    text = f"{words}, the same cost as C's: " + "; ".join(parts)
+    return text + ("; " + "; ".join(differ) if differ else "") + "."
+
+
+def helper_sentence(main: pd.DataFrame) -> str:
+    helper = main[main.variant == "rust_helper"]
+    if helper.empty:
+        return ""
+    native = helper[helper.native_median.notna()]
+    sites = main[main.variant.isin(["c_trace", "rust_trace"]) & main.native_median.notna()]
+    text = (f"**A Rust driver that calls an out-of-line C helper pays a call on every event "
+            f"while tracing is off:** {fmt(helper.instructions_per_site.min())} to "
+            f"{fmt(helper.instructions_per_site.max())} instructions per event, on every "
+            "architecture and config")
+    if not native.empty:
+        r = native[native.config == "jump_label"].iloc[0] if (native.config == "jump_label").any() \
+            else native.iloc[0]
+        site = sites[sites.config == r.config]
+        text += (f"; natively on x86_64 ({SHORT[r.config]}) "
+                 f"{native_words(r)} {r.native_unit} per event over {r.native_processes} "
+                 "processes and every placement")
+        if not site.empty:
+            text += (f", where C's and Rust's own sites are "
+                     + " and ".join(native_words(s).split(",")[0] for s in site.itertuples())
+                     + " (not resolved)")
+    return text + "."
+
+
+def arguments_sentence(main: pd.DataFrame) -> str:
+    """Who loads a driver's arguments while the event is off, per language and form."""
+    def where(variant):
+        rows = main[(main.variant == variant) & main.argument_loads.notna()]
+        loads = [f"{r.arch} {SHORT[r.config]}" for r in rows.itertuples() if r.argument_loads > 0]
+        return rows, loads
+    rust_rows, rust = where("rust_txn")
+    c_rows, c = where("c_txn")
+    lazy_rows, lazy = where("rust_txn_lazy")
+    if rust_rows.empty:
+        return ""
+    n = int(rust_rows.argument_loads.max())
+    text = (f"**Arguments read from a driver's structure:** with the event off, Rust's "
+            f"`declare_trace!` function evaluates them before its key test: {n} loads per "
+            f"call in {len(rust)} of {len(rust_rows)} kernels measured"
+            + (f"; C's `trace_<event>()` in {len(c)} of {len(c_rows)} "
+               f"({', '.join(c)})" if c else "; C's in none, its compiler sinks them") + ". ")
+    if lazy_rows.empty:
+        return text + ("The form that keeps them off, `if <event>_enabled() { ... }` (patch 8), "
+                       "is not in this run.")
+    return text + (f"Written inside `if <event>_enabled() {{ ... }}` (patch 8) the site loads "
+                   + (f"none in any of the {len(lazy_rows)}." if not lazy else
+                      f"them in {len(lazy)} of {len(lazy_rows)} ({', '.join(lazy)})."))
+
+
+def mainline_sentence(table: pd.DataFrame, profile: str, series: str, what: str) -> str:
+    """Where mainline's sites cost what the series' do, and where they differ and why (the
+    functions its disabled path calls)."""
+    other = table[(table.kernel == "mainline") & (table.profile == profile)]
+    if other.empty or series == "mainline":
+        return ""
+    mine = table[(table.kernel == series) & (table.profile == profile)]
+    same, differ = 0, []
+    for r in other[other.variant.isin(["c_trace", "rust_trace"])].itertuples():
+        s = cell(mine, arch=r.arch, config=r.config, variant=r.variant)
+        if s is None:
+            continue
+        if s == r.instructions_per_site:
+            same += 1
+        else:
+            calls = f", calling `{r.calls_while_off}()`" if r.calls_while_off else ""
+            differ.append(f"{r.arch} {SHORT[r.config]} {r.language} {fmt(s)} -> "
+                          f"{fmt(r.instructions_per_site)}{calls}")
+    if not same and not differ:
+        return ""
+    text = (f"**Mainline** ({what}) measured alike: {same} of "
+            f"{same + len(differ)} bare sites cost what the series' do")
+    return text + ("; " + "; ".join(differ) + "." if differ else ".")
+
+
+def site_table(table: pd.DataFrame) -> list[str]:
+    """Extra instructions per disabled site: a row per architecture, kernel and build."""
+    head = " | ".join(f"{who} {SHORT[c]}" for c, _ in CONFIGS for who in ("C", "Rust", "helper"))
+    out = [f"| arch | kernel | build | {head} |", "|---|---|---|" + "---:|" * 6]
+    order = {k: i for i, k in enumerate(("series", "series-gcc14", "mainline"))}
+    keys = (table[["arch", "kernel", "profile"]].drop_duplicates()
+            .assign(o=lambda t: [(archs_of(table).index(a), order.get(k, 9), p != "distro")
+                                 for a, k, p in zip(t.arch, t.kernel, t.profile)])
+            .sort_values("o"))
+    for r in keys.itertuples():
+        mine = table[(table.arch == r.arch) & (table.kernel == r.kernel) & (table.profile == r.profile)]
+        cells = []
+        for config, _ in CONFIGS:
+            for variant in ("c_trace", "rust_trace", "rust_helper"):
+                v = cell(mine, config=config, variant=variant)
+                cells.append("-" if v is None else fmt(v))
+        out.append(f"| {r.arch} | {r.kernel} | {r.profile} | {' | '.join(cells)} |")
+    return out
+
+
+def native_table(main: pd.DataFrame) -> list[str]:
+    native = main[main.native_median.notna()]
+    if native.empty:
+        return []
+    out = ["| arch | config | C | Rust | Rust via a C helper | A/A noise | processes |",
+           "|---|---|---|---|---|---:|---:|"]
+    for (arch, config), g in native.groupby(["arch", "config"], sort=False):
+        by = {r.variant: native_words(r) for r in g.itertuples()}
+        first = g.iloc[0]
+        out.append(f"| {arch} | {SHORT[config]} | {by.get('c_trace', '')} | "
+                   f"{by.get('rust_trace', '')} | {by.get('rust_helper', '')} | "
+                   f"{first.native_noise:.2f} | {first.native_processes} |")
+    return out
+
+
+def host_words(about: dict, fallback: str) -> str:
+    """The CPU the native figures hold for, and whether it is a virtual one."""
+    cpu = about.get("host_cpu_identity")
+    if not cpu:
+        return (f"host CPU {about.get('host_cpu') or fallback} (this run predates recording "
+                "its family, model and whether it is virtual)")
+    what = (f"{cpu['name']} ({cpu['vendor']} family {cpu['family']} model {cpu['model']} "
+            f"stepping {cpu['stepping']})")
+    return (f"host CPU {what}, a **virtual CPU**: this host is itself a VM guest, so the "
+            "figures hold for that VM" if cpu["hypervisor"] else f"host CPU {what}, not virtual")
+
+
+def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
+    """What the numbers hold for: kernels, builds, architectures, emulator, host."""
+    contexts = [context, *others]
+    kernels = {kernel_of(c): c.get("kernel_what") or c.get("kernel_package", "") for c in contexts}
+    profiles = {profile_of(c): c.get("profile_what", "") for c in contexts}
+    qemu = sorted({t.get("qemu", "").split("(")[0].replace("QEMU emulator version", "QEMU").strip()
+                   for c in contexts for t in c.get("toolchain", {}).values()} - {""})
+    host = host_words(context.get("native_about", {}), context.get("host_cpu", ""))
+    return [
+        "| | |", "|---|---|",
+        "| kernels | " + "; ".join(f"**{k}**: {w}" for k, w in kernels.items()) + " |",
+        "| builds | " + "; ".join(f"**{p}**: {w}" for p, w in profiles.items()) + " |",
+        "| architectures | " + "; ".join(
+            f"{kernel_of(c)} {profile_of(c)}: {', '.join(c.get('archs', []))}"
+            for c in contexts) + " |",
+        f"| guest | {', '.join(qemu)}, TCG `-icount shift=0,sleep=off`: the guest's counter "
+        "counts instructions, exact and the same on every repetition |",
+        f"| native | the x86_64 modules' own code in a host process; {host}; TSC ticks |",
+        f"| run | `{context['run_id']}` ({context['date'][:10]}): "
+        f"[samples]({rel}/samples.csv), [context]({rel}/context.json), "
+        f"[verdict.csv]({rel}/verdict.csv) |",
+    ]
+
+
+# What each detail page answers, in the words of the question a reader brings.
+QUESTIONS = {
+    "driver": "Does a site with a driver's struct-field arguments load them while off?",
+    "mainline": "Does mainline's own implementation cost the same? Which differences are "
+                "the compiler's, which the kernel's?",
+    "profiles": "What changes in a kernel built for size (`-Os`, tinyconfig)?",
+    "dense": "Do 16 sites in one function each stay one NOP?",
+    "recording": "What does a call cost while its event records, and are the records right?",
+    "size": "How many bytes does each site and each event add?",
+    "guest": "Every variant in every state, with a probe attached too, and their figures",
+    "native": "Native time per variant and placement, with its noise",
+    "paths": "Which instructions does each disabled path run?",
+    "codegen": "The generated code of every module, and the checks it passed",
+    "method": "How it was measured, where every input came from, how to run it again",
+}
+
+
+def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
+           repo_root: Path, pages: list[str], figure: str | None) -> str:
+    """REPORT.md: the question, the answer, its scope, the two tables, the figure, and a
+    line per further question linking to its page."""
+    rel = Path(os.path.relpath(run, repo_root))
+    profile, kernel = profile_of(context), kernel_of(context)
+    main = table[(table.profile == profile) & (table.kernel == kernel)]
+    incomplete = ([f"> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. Every figure "
+                   "below covers only what the run recorded.", ""]
+                  if not context.get("complete") else [])
+    answers = [s for s in (
+        c_against_rust(main, "jump_label", "**With jump labels** (CONFIG_JUMP_LABEL=y, as "
+                       "distributions build), Rust's `declare_trace!` site is C's NOP"),
+        c_against_rust(main, "no_jump_label", "**Without jump labels**, Rust's site reads the "
+                       "key as C's does"),
+        helper_sentence(main), arguments_sentence(main),
+        mainline_sentence(table, profile, kernel, next(
+            (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
+    titles = dict(PAGES)
+    lines = [
+        "# Does a disabled tracepoint cost the same from Rust as from C?", "",
+        *incomplete,
+        f"Run `{context['run_id']}`: the series (`declare_trace!` with a static branch, "
+        f"{len(context.get('series', []))} patches on {context.get('kernel_package', '')}), "
+        f"built **{profile}** ({context.get('profile_what', '')}). Unit in the guest: "
+        "**instructions** per disabled site, beyond the same loop without it (exact); "
+        "natively: **TSC ticks**.", "",
+        "## Answer", "",
+        *[f"{i}. {s}" for i, s in enumerate(answers, 1)], "",
+        "## Scope", "",
+        *scope_lines(context, [o for o in others], rel), "",
+        "## Extra instructions per disabled site", "",
+        "Under QEMU TCG `-icount` (instructions, exact). `-`: no such site (32-bit arm has no "
+        "Rust in 6.12) or not measured.", "",
+        *site_table(table), "",
+    ]
+    native = native_table(main)
+    if native:
+        lines += ["## Native time per site (x86_64, TSC ticks per call)", "",
+                  "The modules' own loop code run in a host process: median (min..max) over "
+                  "processes and placements of `.text`; a site some process could not tell "
+                  "from zero (within the A/A noise: the C site against itself, timed twice in "
+                  "one process) is not resolved, given as less than the largest cost seen.",
+                  "", *native, ""]
+    if figure:
+        lines += [f"![{figure.split('/')[-1]}]({rel}/{figure})", ""]
+    lines += ["## Further questions", ""]
+    lines += [f"- {QUESTIONS.get(name, titles[name])} [{titles[name]}]"
+              f"({rel}/{PAGES_DIR}/{name}.md)" for name in pages]
+    lines += ["", "## Run it again", "", "```",
+              reproduce_command(context, others) + "   # a new run like this one",
+              f"make report RUN={context['run_id']}   # this report again, from the committed "
+              "files", "```", ""]
+    return "\n".join(lines)
