@@ -171,7 +171,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     shutil.rmtree(pages_dir, ignore_errors=True)
     pages_dir.mkdir()
     checks = tagged(run, "codegen-checks-", ".txt")
-    pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others)
+    pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes)
     for name, text in pages.items():
         (pages_dir / f"{name}.md").write_text(text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),

@@ -67,9 +67,8 @@ def c_against_rust(main: pd.DataFrame, config: str, words: str) -> str:
             differ.append(f"on {arch} Rust's runs {fmt(r)} and C's {fmt(c)}")
     if not same and not differ:
         return ""
-    parts = [f"{plural(n, 'instruction')} on {and_list(a)}" for n, a in same.items()]
-    text = f"{words}, the same cost as C's: " + "; ".join(parts)
-    return text + ("; " + "; ".join(differ) if differ else "") + "."
+    parts = [f"{plural(n, 'instruction')} each on {and_list(a)}" for n, a in same.items()]
+    return f"{words}: " + "; ".join(parts + differ) + "."
 
 
 def helper_sentence(main: pd.DataFrame) -> str:
@@ -89,10 +88,12 @@ def helper_sentence(main: pd.DataFrame) -> str:
         text += (f"; natively on x86_64 ({SHORT[r.config]}) "
                  f"{native_words(r)} {r.native_unit} per event over {r.native_processes} "
                  "processes and every placement")
-        if not site.empty:
-            text += (f", where C's and Rust's own sites are "
-                     + " and ".join(native_words(s).split(",")[0] for s in site.itertuples())
-                     + " (not resolved)")
+        words = {s.language: native_words(s) for s in site.itertuples()}
+        if words and all("not resolved" in w for w in words.values()):
+            bound = max(float(w.split()[1].rstrip(",")) for w in words.values())
+            text += f", where C's and Rust's own sites are not resolved (< {bound:.2f} each)"
+        elif words:
+            text += "; " + ", ".join(f"{who}'s own site {w}" for who, w in words.items())
     return text + "."
 
 
@@ -198,8 +199,14 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
     contexts = [context, *others]
     kernels = {kernel_of(c): c.get("kernel_what") or c.get("kernel_package", "") for c in contexts}
     profiles = {profile_of(c): c.get("profile_what", "") for c in contexts}
-    qemu = sorted({t.get("qemu", "").split("(")[0].replace("QEMU emulator version", "QEMU").strip()
-                   for c in contexts for t in c.get("toolchain", {}).values()} - {""})
+    qemu: dict[str, list[str]] = {}
+    for c in contexts:
+        for arch, tools in c.get("toolchain", {}).items():
+            version = tools.get("qemu", "").split("(")[0].replace("QEMU emulator version",
+                                                                  "QEMU").strip()
+            if version and arch not in qemu.setdefault(version, []):
+                qemu[version].append(arch)
+    emulators = "; ".join(f"{v} ({', '.join(a)})" for v, a in qemu.items())
     host = host_words(context.get("native_about", {}), context.get("host_cpu", ""))
     return [
         "| | |", "|---|---|",
@@ -208,7 +215,8 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
         "| architectures | " + "; ".join(
             f"{kernel_of(c)} {profile_of(c)}: {', '.join(c.get('archs', []))}"
             for c in contexts) + " |",
-        f"| guest | {', '.join(qemu)}, TCG `-icount shift=0,sleep=off`: the guest's counter "
+        f"| guest | {emulators}; TCG "
+        "`-icount shift=0,sleep=off`: the guest's counter "
         "counts instructions, exact and the same on every repetition |",
         f"| native | the x86_64 modules' own code in a host process; {host}; TSC ticks |",
         f"| run | `{context['run_id']}` ({context['date'][:10]}): "
@@ -248,7 +256,7 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         c_against_rust(main, "jump_label", "**With jump labels** (CONFIG_JUMP_LABEL=y, as "
                        "distributions build), Rust's `declare_trace!` site is C's NOP"),
         c_against_rust(main, "no_jump_label", "**Without jump labels**, Rust's site reads the "
-                       "key as C's does"),
+                       "key's count as C's does"),
         helper_sentence(main), arguments_sentence(main),
         mainline_sentence(table, profile, kernel, next(
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]

@@ -569,32 +569,22 @@ def explain_pair(costs: pd.DataFrame, spread: pd.DataFrame, arch: str, config: s
 
 
 def headline(summary: pd.DataFrame, context: dict, paths: dict) -> list[str]:
-    """The disabled site's cost per call, C against Rust against the helper, in every unit
-    the run has, with what the disassembly says each runs."""
-    costs = sites.site_costs(summary)
+    """The disabled site's cost per call inside the guest, C against Rust against the helper,
+    with what the disassembly says each runs. (Native time is the native page's, as a spread
+    over processes.)"""
+    costs = sites.site_costs(stats.guest(summary))
     if costs.empty:
         return []
-    out = ["| arch | config | site | guest: per call | native (host CPU): mean per call | "
-           "native in ns |", "|---|---|---|---|---|---|"]
-    hz = native_hz(context)
+    out = ["| arch | config | site | per call |", "|---|---|---|---|"]
     spread = sites.over_placements(costs)
-    for arch, config in stats.panels(summary):
+    for arch, config in stats.panels(costs):
         for label, variant in sites.SITES:
-            part = stats.rows(costs, arch=arch, config=config, variant=variant)
-            guest = part[[not stats.is_native(a) for a in part.accel]]
-            native = stats.rows(spread, arch=arch, config=config, variant=variant)
-            if guest.empty and native.empty:
+            guest = stats.rows(costs, arch=arch, config=config, variant=variant)
+            if guest.empty:
                 continue
-            g = "" if guest.empty else sites.cost_text(guest.cost.iloc[0], guest.lo.iloc[0],
-                                                       guest.hi.iloc[0], guest.unit.iloc[0])
-            n = "" if native.empty else native.iloc[0]
-            m = stats.measured
-            ntext = "" if native.empty else (
-                f"{m(n['mean'])} {n.unit} (range {m(n['min'])}..{m(n['max'])} over "
-                f"{n.placements} placements; kernel placement {m(n.kernel)})")
-            ns = "" if native.empty or not hz or n.unit != stats.NATIVE_UNIT else \
-                f"{m(n['mean'] / hz * 1e9)} ({m(n['min'] / hz * 1e9)}..{m(n['max'] / hz * 1e9)})"
-            out.append(f"| {arch} | {config} | {label} | {g} | {ntext} | {ns} |")
+            g = sites.cost_text(guest.cost.iloc[0], guest.lo.iloc[0], guest.hi.iloc[0],
+                                guest.unit.iloc[0])
+            out.append(f"| {arch} | {config} | {label} | {g} |")
     out.append("")
     for arch, config in stats.panels(summary):
         sentence = explain_pair(costs, spread, arch, config, paths.get(f"{arch}-{config}"))
@@ -933,8 +923,34 @@ PAGES = (("guest", "Inside the guest: every variant in every state"),
          ("method", "Method, provenance, reproduction"))
 
 
+def process_table(processes: pd.DataFrame, unit: str) -> list[str]:
+    """Each native process's cost of each site (the median over its placements of .text):
+    the spread a reader's own run may land anywhere in."""
+    if processes is None or processes.empty:
+        return []
+    out = ["## Between processes", "",
+           "Each round of the native stage is a new process. Per process, the site's cost "
+           f"(its loop minus its baseline, {unit} per call), the median over the placements of "
+           "`.text`; then the median and range over every process and placement, as REPORT.md "
+           "gives them.", ""]
+    rounds = sorted(processes["round"].unique())
+    for (arch, config), mine in processes.groupby(["arch", "config"], sort=False):
+        out += [f"### {arch} {config}", "",
+                "| variant | " + " | ".join(f"process {r + 1}" for r in rounds)
+                + " | median | range |", "|---|" + "---:|" * (len(rounds) + 2)]
+        for variant in ordered(mine.variant.unique()):
+            g = mine[mine.variant == variant]
+            per = g.groupby("round").cost.median()
+            out.append(f"| `{variant}` | " + " | ".join(
+                f"{round(per[r], 2) + 0.0:.2f}" if r in per else "" for r in rounds)
+                + f" | {round(g.cost.median(), 2) + 0.0:.2f} | {g.cost.min():.2f}.."
+                f"{g.cost.max():.2f} |")
+        out.append("")
+    return out
+
+
 def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, str],
-          repo_root: Path, paths=None, sizes=None, others=()) -> dict[str, str]:
+          repo_root: Path, paths=None, sizes=None, others=(), processes=None) -> dict[str, str]:
     """The detail pages of a run (<run>/report/<name>.md), by name; a page with nothing to
     say for this run is left out. `others` are its further build profiles and kernels
     (Analysed)."""
@@ -956,7 +972,7 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
         f"({', '.join(f'{a}: {stats.NOISE.get(a, 0.5):g} {stats.UNITS.get(a)}' for a in accel)}"
         " per call).", "",
         "## The disabled site, per call", "",
-        *headline(everything, context, paths or {}),
+        *headline(summary, context, paths or {}),
         "## Every variant", "",
         verdict_table(summary), "",
         "## Figures", "",
@@ -973,6 +989,8 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
     body["mainline"] = kernels_section(main, kernels)
     body["profiles"] = [line for other in profiles for line in profiles_section(main, other)]
     body["native"] = native_section(run, everything, context)
+    if body["native"]:
+        body["native"] += process_table(processes, stats.NATIVE_UNIT)
     body["driver"] = arguments_section(run, summary, paths or {}, rel)
     body["dense"] = density_section(summary, paths or {}, profile_of(context))
     records_checked = record_words(record_check(run, context))
