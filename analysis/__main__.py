@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import answer, codegen, compare, figures, plots, report, size, stats, validate, verdict
+from runner import disk
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
 
@@ -146,7 +147,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
                             report.profile_of(a.context), report.kernel_of(a.context))
             for a, s in [(main, samples), *rest]]
     table = pd.concat(rows, ignore_index=True)
-    table.to_csv(run / "verdict.csv", index=False, float_format="%.4f", lineterminator="\n")
+    disk.write_atomically(run / "verdict.csv", table.to_csv(index=False, float_format="%.4f",
+                                                            lineterminator="\n"))
     profile = report.profile_of(context)
     title = (f"Extra instructions per disabled site, build profile {profile}, QEMU TCG -icount "
              f"(run {context['run_id']})")
@@ -176,7 +178,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
         (pages_dir / f"{name}.md").write_text(text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
                          "plots/headline.png")
-    (REPO / "REPORT.md").write_text(text)
+    disk.write_atomically(REPO / "REPORT.md", text)
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
                            "display.float_format", "{:g}".format):
@@ -210,6 +212,20 @@ def cmd_compare(run: Path, against: Path) -> int:
 
 
 def main(argv=None) -> int:
+    try:
+        return run_command(argv)
+    except OSError as e:
+        # The file system's fault (full, read-only, not ours): one line, no traceback.
+        if e.errno not in disk.FAULTS:
+            raise
+        print(f"analysis: {disk.explain(e, Path(e.filename or '.'))}", file=sys.stderr)
+        return 2
+    except disk.DiskFault as e:
+        print(f"analysis: {e}", file=sys.stderr)
+        return 2
+
+
+def run_command(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m analysis")
     parser.add_argument("command", choices=("codegen", "report", "latest", "profile-runs",
                                             "compare"))

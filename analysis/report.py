@@ -12,6 +12,7 @@ from analysis import codegen, sites, size, stats, validate
 from analysis.plots import ordered
 from kelf.rewrites import no_return_thunk
 from runner import config as cfg, console, matrix, records
+from runner.bench import runner_gone
 
 STATE_ORDER = matrix.STATES
 # The detail pages live in <run>/report/: their links to the run's files go one level up.
@@ -1172,6 +1173,10 @@ def coarse_counters(context: dict) -> list[str]:
 
 def load_run(run: Path, allow_incomplete: bool):
     context = validate.check_run(run)
+    # A run still "running" whose runner is gone was interrupted: say so, not "running".
+    gone = runner_gone(context)
+    if gone:
+        context = dict(context, incomplete_reason=gone)
     if not context.get("complete") and not allow_incomplete:
         raise SystemExit(f"{run}: the run is incomplete ({context.get('incomplete_reason')}); "
                          "pass ALLOW_INCOMPLETE=1 to analyse what it recorded anyway")

@@ -181,6 +181,13 @@ def main(argv=None) -> int:
     except world.Failure as e:
         world.say(f"[tpbench] error: {e}")
         return 2
+    except OSError as e:
+        # The file system's fault (full, read-only, not ours) wherever it struck: one line.
+        from runner import disk
+        if e.errno not in disk.FAULTS:
+            raise
+        world.say(f"[tpbench] error: {disk.explain(e, Path(e.filename or '.'))}")
+        return 2
     except KeyboardInterrupt:
         world.say("[tpbench] interrupted")
         return 130

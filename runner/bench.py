@@ -8,6 +8,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import platform
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from runner import config as cfg
-from runner import console, matrix, records, world
+from runner import console, disk, matrix, records, world
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
 # 3: context.profile names the build profile (runs before it were all "tiny"); a run's
@@ -105,9 +106,7 @@ def parse_ints(text: str, what: str) -> tuple[int, ...]:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.rename(path)
+    disk.write_atomically(path, text)
 
 
 def samples_csv(rows) -> str:
@@ -216,6 +215,9 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     if problems:
         raise world.Failure("; ".join(problems))
     archs = [cfg.ARCHS[a] for a in arch_names]
+    for name in close_orphans(data_root) if Path(data_root).is_dir() else []:
+        world.say(f"[tpbench] run {name}: its runner is gone; marked interrupted")
+    disk.require_space(data_root, "run", "a run of the matrix")
     source = world.prepare_source(cfg.KERNELS[kernel_name])
     compared = [world.prepare_source(cfg.KERNELS[k]) for k in compare_kernels]
     run = new_run_dir(data_root, params)
@@ -258,6 +260,60 @@ def further_archs(tokens, arch_names, further_names) -> tuple[dict, list[str]]:
     return archs_of, problems
 
 
+RUNNING = "running"
+# Less free space than this after a guest means the disk filled under it.
+FULL = 1 << 20
+
+
+def runner_identity() -> dict:
+    return {"pid": os.getpid(), "boot_id": boot_id()}
+
+
+def boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def runner_gone(context: dict) -> str | None:
+    """Why a run that says it is running is not: its runner's process is gone (or the
+    machine restarted since). None while the runner lives, or for a closed run."""
+    if context.get("incomplete_reason") != RUNNING or context.get("complete"):
+        return None
+    who = context.get("runner")
+    if not who:
+        return "interrupted: its runner is gone (the run predates recording the runner)"
+    if who.get("boot_id") != boot_id():
+        return f"interrupted: the machine restarted while its runner (pid {who['pid']}) ran"
+    try:
+        os.kill(int(who["pid"]), 0)
+    except ProcessLookupError:
+        return (f"interrupted: its runner (pid {who['pid']}) ended without closing the run, "
+                "killed or crashed")
+    except PermissionError:
+        pass
+    return None
+
+
+def close_orphans(data_root: Path) -> list[str]:
+    """Marks every run under `data_root` whose runner is gone as interrupted; returns the
+    names of the runs it marked."""
+    marked = []
+    for ctx_path in sorted(Path(data_root).glob("*/context.json")) + sorted(
+            Path(data_root).glob("*/*/context.json")):
+        try:
+            context = json.loads(ctx_path.read_text())
+        except (OSError, ValueError):
+            continue
+        why = runner_gone(context)
+        if why:
+            context["incomplete_reason"] = why
+            write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+            marked.append(str(ctx_path.parent.relative_to(data_root)))
+    return marked
+
+
 def mark_incomplete(run: Path, reason: str) -> None:
     ctx_path = run / "context.json"
     context = json.loads(ctx_path.read_text())
@@ -295,7 +351,9 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "configs": {},
         "not_built": {},    # arch/config -> why the run has no guest of it (no kernel, or QEMU)
         "complete": False,
-        "incomplete_reason": "running",
+        "incomplete_reason": RUNNING,
+        # Who is running it: a run still "running" whose runner is gone was interrupted.
+        "runner": runner_identity(),
     }
     ctx_path = run / "context.json"
     write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
@@ -317,9 +375,21 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         context["incomplete_reason"] = first_line(e)
         raise
     finally:
-        write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+        close_run(run, context, rows)
+
+
+def close_run(run: Path, context: dict, rows: list) -> None:
+    """The run's samples and context as they are now. On a disk fault the samples written
+    before stay, and the context still gets one last try to say why the run stopped."""
+    text = json.dumps(context, indent=2) + "\n"
+    try:
         if rows:
             write_atomically(run / "samples.csv", samples_csv(rows))
+        write_atomically(run / "context.json", text)
+    except disk.DiskFault as e:
+        context["complete"], context["incomplete_reason"] = False, first_line(e)
+        disk.write_last_words(run / "context.json", json.dumps(context, indent=2) + "\n")
+        raise
 
 
 def doctest_summary(suite: console.KunitSuite) -> dict:
@@ -348,10 +418,11 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
     with tempfile.TemporaryDirectory(prefix=f"work-{run.name}-{tag}-", dir=cfg.cache_root()) as tmp:
         ko = build_bench_module(kb, Path(tmp))
         # The exact module measured, for the codegen comparison of this run.
-        shutil.copy(ko, run / f"tpbench-{tag}.ko")
+        with disk.writing(run / f"tpbench-{tag}.ko"):
+            shutil.copy(ko, run / f"tpbench-{tag}.ko")
         helpers = world.kernel_helpers_code(kb, ko)
         if helpers:
-            (run / f"kernel-helpers-{tag}.txt").write_text(helpers)
+            write_atomically(run / f"kernel-helpers-{tag}.txt", helpers)
         # The init is a user program: the series' tree builds it for every kernel.
         init = world.guest_init(world.prepare_source(), arch)
         initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz", init,
@@ -410,6 +481,14 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
     failure = world.boot_failure(result, list(ktap.problems) + cut + doctest_problems
                                  + [f"record check: {p}" for p in record_problems])
+    free, _ = disk.free_and_total(run)
+    if failure and free < FULL:
+        # QEMU writes the results file itself: on a full disk it is cut short, and the
+        # problem is the disk, not the guest.
+        raise disk.DiskFault(f"{arch.name}/{config.name}: the guest's results in "
+                             f"{result.results_file} were cut short: no space left; "
+                             f"{disk.where_words(run)}; free space there or point --data "
+                             "elsewhere")
     if failure:
         raise world.Failure(f"{arch.name}/{config.name}: {failure}")
     world.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "

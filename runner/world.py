@@ -160,6 +160,8 @@ def debian_root(root: cfg.DebianRoot) -> Path:
     if os.geteuid() != 0:
         raise Failure(f"making the Debian {root.suite} root needs root (mmdebstrap's root "
                       f"mode, and chroot to use it); run as root")
+    from runner import disk
+    disk.require_space(cfg.cache_root(), "root", f"making the Debian {root.suite} root")
     with staged(final) as work:
         log = work.parent / f"{final.name}.log"
         cmd = ["mmdebstrap", "--variant=apt", f"--include={','.join(root.packages)}",
@@ -225,6 +227,8 @@ def prepare_source(kernel: cfg.KernelSource = cfg.KERNELS[cfg.DEFAULT_KERNEL]) -
     for p in patches:
         if not p.exists():
             raise Failure(f"{kernel.patches.name}/series names {p.name}, which does not exist")
+    from runner import disk
+    disk.require_space(cfg.cache_root(), "tree", f"extracting {kernel.tarball.name}")
     with staged(final) as work:
         with Stage(f"extract {kernel.tarball.name}"):
             run(["tar", "-xf", kernel.tarball, "-C", work, "--strip-components=1"])
@@ -334,6 +338,8 @@ def build_kernel_unlocked(source: SourceTree, arch: cfg.ArchParams, config: cfg.
     if stamp.exists() and result.image.exists():
         say(f"[tpbench] kernel {name}: cached at {build}")
         return result
+    from runner import disk
+    disk.require_space(cfg.cache_root(), "kernel", f"building {name}")
     build.mkdir(parents=True, exist_ok=True)
     log = build / "tpbench-build.log"
     log.write_text("")
@@ -587,6 +593,21 @@ def boot_failure(result: "BootResult", problems=()) -> str | None:
     return f"{why}\nlast console lines:\n{tail}"
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child, before exec: the kernel sends it SIGKILL when its parent ends, so no QEMU
+    outlives the runner that started it."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    # The parent may have died between fork and prctl: then no signal would come.
+    if os.getppid() == 1:
+        os._exit(1)
+
+
 def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,
                timeout: float, init_timeout: float | None) -> BootResult:
     """Runs QEMU, streaming the console to console_log; kills it on a timeout.
@@ -599,9 +620,11 @@ def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,
     start = time.monotonic()
     lines: list[str] = []
     state = {"init_at": None, "timed_out": False}
-    with open(console_log, "w") as log:
+    from runner import disk
+    with disk.writing(console_log), open(console_log, "w") as log:
+        # The guest dies with this process, however it ends (even by SIGKILL).
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
 
         def watchdog():
             while proc.poll() is None:
