@@ -12,6 +12,7 @@ from pathlib import Path
 
 from analysis import stats
 from runner import matrix
+from runner.bench import runner_gone
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
@@ -96,8 +97,9 @@ def check_run(run: Path) -> dict:
     samples_path = run / "samples.csv"
     context = check_context(run)
     if not samples_path.exists():
+        reason = runner_gone(context) or context.get("incomplete_reason")
         raise BadRun(f"{samples_path}: missing; the run recorded no samples "
-                     f"({context.get('incomplete_reason') or 'no reason recorded'})")
+                     f"({reason or 'no reason recorded'})")
     problems = samples_problems(samples_path.read_text(errors="replace"), str(samples_path))
     if problems:
         more = len(problems) - SHOWN

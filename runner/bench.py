@@ -381,14 +381,24 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
 def close_run(run: Path, context: dict, rows: list) -> None:
     """The run's samples and context as they are now. On a disk fault the samples written
     before stay, and the context still gets one last try to say why the run stopped."""
-    text = json.dumps(context, indent=2) + "\n"
+    ctx_path = run / "context.json"
+    try:
+        earlier = json.loads(ctx_path.read_text())
+    except (OSError, ValueError):
+        earlier = None
     try:
         if rows:
             write_atomically(run / "samples.csv", samples_csv(rows))
-        write_atomically(run / "context.json", text)
+        write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
     except disk.DiskFault as e:
-        context["complete"], context["incomplete_reason"] = False, first_line(e)
-        disk.write_last_words(run / "context.json", json.dumps(context, indent=2) + "\n")
+        why = dict(complete=False, incomplete_reason=first_line(e))
+        # In place, largest first: the last, the file as it was with only the reason
+        # changed and the spaces gone, fits in the blocks truncating it frees.
+        tries = [json.dumps(dict(context, **why), indent=2) + "\n",
+                 json.dumps(dict(context, **why), separators=(",", ":")) + "\n"]
+        if earlier is not None:
+            tries.append(json.dumps(dict(earlier, **why), separators=(",", ":")) + "\n")
+        any(disk.write_last_words(ctx_path, text) for text in tries)
         raise
 
 
