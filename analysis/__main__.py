@@ -177,7 +177,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     for name, text in pages.items():
         (pages_dir / f"{name}.md").write_text(text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
-                         "plots/headline.png")
+                         "plots/headline.png", report.findings(main, sizes, others))
     disk.write_atomically(REPO / "REPORT.md", text)
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,

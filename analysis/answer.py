@@ -234,16 +234,17 @@ QUESTIONS = {
     "dense": "Do 16 sites in one function each stay one NOP?",
     "recording": "What does a call cost while its event records, and are the records right?",
     "size": "How many bytes does each site and each event add?",
-    "guest": "Every variant in every state, with a probe attached too, and their figures",
-    "native": "Native time per variant and placement, with its noise",
+    "guest": "What does a site cost with a probe attached, and every variant in every state?",
+    "native": "How much time is it natively, variant by variant and process by process?",
     "paths": "Which instructions does each disabled path run?",
-    "codegen": "The generated code of every module, and the checks it passed",
-    "method": "How it was measured, where every input came from, how to run it again",
+    "codegen": "What code did the compilers generate, and which checks did it pass?",
+    "method": "How was it measured, where did every input come from, how is it run again?",
 }
 
 
 def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
-           repo_root: Path, pages: list[str], figure: str | None) -> str:
+           repo_root: Path, pages: list[str], figure: str | None,
+           found: dict[str, str] | None = None) -> str:
     """REPORT.md: the question, the answer, its scope, the two tables, the figure, and a
     line per further question linking to its page."""
     rel = Path(os.path.relpath(run, repo_root))
@@ -289,8 +290,10 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
     if figure:
         lines += [f"![{figure.split('/')[-1]}]({rel}/{figure})", ""]
     lines += ["## Further questions", ""]
-    lines += [f"- {QUESTIONS.get(name, titles[name])} [{titles[name]}]"
-              f"({rel}/{PAGES_DIR}/{name}.md)" for name in pages]
+    found = found or {}
+    lines += [f"- **{QUESTIONS.get(name, titles[name])}**"
+              + (f" {found[name][0].upper()}{found[name][1:]}" if name in found else "")
+              + f" [{titles[name]}]({rel}/{PAGES_DIR}/{name}.md)" for name in pages]
     lines += ["", "## Run it again", "", "```",
               reproduce_command(context, others) + "   # a new run like this one",
               f"make report RUN={context['run_id']}   # this report again, from the committed "

@@ -1199,3 +1199,64 @@ def in_instructions(context: dict, samples: pd.DataFrame) -> pd.DataFrame:
         return samples
     factor = pd.Series(factor, index=samples.index)
     return samples.assign(cycles=samples.cycles * factor, tick=factor)
+
+
+def span(values, unit: str = "") -> str:
+    """"3" or "-1 to 2" (with the unit after), for a one-line finding."""
+    lo, hi = min(values), max(values)
+    text = fmt(lo) if lo == hi else f"{fmt(lo)} to {fmt(hi)}"
+    return f"{text} {unit}".strip()
+
+
+def findings(main: Analysed, sizes: dict, others=()) -> dict[str, str]:
+    """One sentence per detail page: what a reader finds there, from the same numbers."""
+    summary = stats.guest(main.summary)
+    out = {}
+    net = {(r.arch, r.config, r.state, r.variant): r.net for r in summary.itertuples()
+           if pd.notna(r.net)}
+    dense = [net[(a, "jump_label", "disabled", v)] / matrix.BY_NAME[v].sites
+             for a, _ in stats.panels(summary) for v in ("c_dense", "rust_dense")
+             if (a, "jump_label", "disabled", v) in net]
+    if dense:
+        out["dense"] = (f"with jump labels each of 16 sites in a row costs {span(dense)} "
+                        "instructions, in C as in Rust.")
+    enabled = [net[(a, c, "enabled", "rust_trace")] - net[(a, c, "enabled", "c_trace")]
+               for a, c in stats.panels(summary)
+               if (a, c, "enabled", "rust_trace") in net and (a, c, "enabled", "c_trace") in net]
+    if enabled:
+        lo, hi = min(enabled), max(enabled)
+        how = (f"{fmt(hi)} more" if lo == hi and lo >= 0 else
+               f"{fmt(lo)} to {fmt(hi)} more" if lo >= 0 else
+               f"from {fmt(-lo)} fewer to {fmt(hi)} more")
+        out["guest"] = (f"with a probe attached, Rust's site runs {how} instructions per "
+                        "event than C's, around the call into `rust_do_trace_<event>()`.")
+    shares = [100 * (net[(a, c, "recording", "rust_trace")] - net[(a, c, "recording", "c_trace")])
+              / net[(a, c, "recording", "c_trace")] for a, c in stats.panels(summary)
+              if (a, c, "recording", "rust_trace") in net and (a, c, "recording", "c_trace") in net]
+    if shares:
+        check = record_check(main.run, main.context)
+        records = ("" if not check["checked"] else
+                   "; **the record check failed**" if check["problems"] else
+                   "; the records read back carry the values passed, from both languages")
+        out["recording"] = (f"while recording, Rust minus C is {min(shares):+.1f}% to "
+                            f"{max(shares):+.1f}% of a record's cost{records}.")
+    per_site = {lang: [r["site_text"] + r["jump_entry"] for (a, c), rows in sizes.items()
+                       if c == "jump_label" for r in rows if r["variant"] == v]
+                for lang, v in (("C", "c_trace"), ("Rust", "rust_trace"))}
+    if per_site["C"] and per_site["Rust"]:
+        out["size"] = (f"with jump labels a site adds {span(per_site['C'], 'bytes')} in C, "
+                       f"{span(per_site['Rust'], 'bytes')} in Rust, its `__jump_table` "
+                       "entry included.")
+    tiny = [o for o in others if kernel_of(o.context) == kernel_of(main.context)
+            and o.profile != main.profile]
+    for other in tiny[:1]:
+        theirs = stats.guest(other.summary)
+        c = [r.net for r in theirs.itertuples() if r.variant == "c_trace"
+             and r.state == "disabled" and r.config == "jump_label" and pd.notna(r.net)]
+        rust = [r.net for r in theirs.itertuples() if r.variant == "rust_trace"
+                and r.state == "disabled" and r.config == "jump_label" and pd.notna(r.net)]
+        if c and rust:
+            out["profiles"] = (f"built {other.profile}, with jump labels C's site costs "
+                               f"{span(c)} instructions and Rust's {span(rust)}: GCC's layout "
+                               "for size, not C against Rust.")
+    return out

@@ -418,7 +418,7 @@ def test_committed_report_answers_first_on_a_few_screens():
     assert lines[0] == "# Does a disabled tracepoint cost the same from Rust as from C?"
     assert lines.index("## Answer") < 10
     answer = text.split("## Answer")[1].split("\n## ")[0]
-    assert "1. **With jump labels**" in answer and "1 instruction on x86_64" in answer
+    assert "1. **With jump labels**" in answer and "1 instruction each on x86_64" in answer
     assert "calling `rust_helper_static_key_count()`" in answer
     for heading in ("## Scope", "## Extra instructions per disabled site",
                     "## Native time per site (x86_64, TSC ticks per call)",
