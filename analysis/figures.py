@@ -17,6 +17,16 @@ WRITERS = (("c_trace", "C trace_<event>()", "#1f77b4"),
 CONFIG_TITLES = (("jump_label", "CONFIG_JUMP_LABEL=y"), ("no_jump_label", "CONFIG_JUMP_LABEL=n"))
 
 
+def instruction_axis(ax, title: str, top: float, what: str) -> None:
+    """A panel of horizontal bars in instructions: whole ticks, room for the printed values."""
+    ax.set_title(title, fontsize=9)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(0, top * 1.12)
+    ax.set_xlabel(f"{what} (exact, TCG -icount)")
+    ax.grid(axis="x", color="#dddddd")
+    ax.set_axisbelow(True)
+
+
 def headline_rows(table: pd.DataFrame, profile: str) -> list[tuple[str, str]]:
     """The (arch, kernel) rows of the headline figure, in the order of the table."""
     part = table[table.profile == profile]
@@ -49,12 +59,7 @@ def headline(table: pd.DataFrame, profile: str, title: str, out: Path) -> Path:
                 ax.barh(y, value, height=height * 0.9, color=colour,
                         label=label if i == 0 else None)
                 ax.text(value + top * 0.01, y, f"{value:g}", va="center", fontsize=7)
-        ax.set_title(config_title, fontsize=10)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlim(0, top * 1.12)
-        ax.set_xlabel("instructions per disabled site (exact, TCG -icount)")
-        ax.grid(axis="x", color="#dddddd")
-        ax.set_axisbelow(True)
+        instruction_axis(ax, config_title, top, "instructions per disabled site")
     axes[0].set_yticks(range(len(rows)))
     axes[0].set_yticklabels([f"{a} {k}" for a, k in rows], fontsize=8)
     axes[0].invert_yaxis()
@@ -135,12 +140,7 @@ def driver(table: pd.DataFrame, title: str, out: Path) -> Path | None:
                 value = float(part.loc[(arch, config, variant)].instructions_per_site)
                 ax.barh(y, value, height=height * 0.9, color=colour, label=label)
                 ax.text(value + top * 0.01, y, f"{value:.3g}", va="center", fontsize=6)
-        ax.set_title(panel_title, fontsize=9)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlim(0, top * 1.12)
-        ax.set_xlabel("instructions per site, event off (exact, TCG -icount)")
-        ax.grid(axis="x", color="#dddddd")
-        ax.set_axisbelow(True)
+        instruction_axis(ax, panel_title, top, "instructions per site, event off")
         handles, labels = ax.get_legend_handles_labels()
         unique = dict(zip(labels, handles))
         ax.legend(unique.values(), unique.keys(), fontsize=7, loc="lower right")

@@ -497,3 +497,27 @@ def test_compare_names_what_changed_between_two_verdicts():
         "ticks (the ranges over processes no longer overlap)",
         "gone: arm jump_label distro series (c_trace)"]
     assert compare.changes(old, old) == []
+
+
+def test_the_expected_counts_agree_with_the_committed_run():
+    """tests/expected_counts.py, which make test holds fresh guests to, says what the committed
+    run measured: every count of each profile the run has, for each panel it ran."""
+    from runner import config as cfg
+    from tests import expected_counts
+    run = cfg.REPO / "data" / committed_run_id()
+    checked = 0
+    for directory in cli.profile_runs(run):
+        context = json.loads((directory / "context.json").read_text())
+        if report.kernel_of(context) != "series":
+            continue
+        table = expected_counts.EXPECTED[report.profile_of(context)]
+        summary = pd.read_csv(directory / "summary.csv")
+        summary = summary[summary.accel == "tcg"].set_index(
+            ["arch", "config", "state", "variant"]).per_call
+        for (arch, config, state), counts in table.items():
+            for variant, want in counts.items():
+                if (arch, config, state, variant) in summary.index:
+                    assert summary[(arch, config, state, variant)] == want, (
+                        directory.name, arch, config, state, variant)
+                    checked += 1
+    assert checked > 100, checked
