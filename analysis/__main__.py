@@ -122,12 +122,24 @@ def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
 def analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.DataFrame]:
     """One profile's run directory read and summarised (summary.csv written beside it), and
     its samples."""
+    main, samples = read_analysed(run, allow_incomplete)
+    main.summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
+    return main, samples
+
+
+def read_analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.DataFrame]:
+    """One profile's run directory read and summarised, nothing written into it."""
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
-    summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
     paths = {k: [line.split("\t") for line in v.splitlines()]
              for k, v in tagged(run, "paths-", ".tsv").items()}
     return report.Analysed(run, context, summary, paths), samples
+
+
+def verdict_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
+    """The verdict rows of one analysed run directory (one profile, one kernel)."""
+    return verdict.verdict(a.summary, samples, a.paths, verdict.native_reps(a.context),
+                           report.profile_of(a.context), report.kernel_of(a.context))
 
 
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
@@ -143,9 +155,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     plots.render(samples, summary, run / "plots", report.profile_of(context))
     # One row per site, profile and kernel, for a reader and for comparing two runs.
     reps = verdict.native_reps(context)
-    rows = [verdict.verdict(a.summary, s, a.paths, verdict.native_reps(a.context),
-                            report.profile_of(a.context), report.kernel_of(a.context))
-            for a, s in [(main, samples), *rest]]
+    rows = [verdict_rows(a, s) for a, s in [(main, samples), *rest]]
     table = pd.concat(rows, ignore_index=True)
     disk.write_atomically(run / "verdict.csv", table.to_csv(index=False, float_format="%.4f",
                                                             lineterminator="\n"))
@@ -192,15 +202,8 @@ def verdict_of(run: Path) -> pd.DataFrame:
     the same rows computed from it without writing anything into it."""
     if (run / "verdict.csv").exists():
         return pd.read_csv(run / "verdict.csv", keep_default_na=False, na_values=[""])
-    rows = []
-    for r in profile_runs(run):
-        context, samples = report.load_run(r, allow_incomplete=True)
-        summary = stats.summarize(samples, units=context.get("units"))
-        paths = {k: [line.split("\t") for line in v.splitlines()]
-                 for k, v in tagged(r, "paths-", ".tsv").items()}
-        rows.append(verdict.verdict(summary, samples, paths, verdict.native_reps(context),
-                                    report.profile_of(context), report.kernel_of(context)))
-    return pd.concat(rows, ignore_index=True)
+    return pd.concat([verdict_rows(*read_analysed(r, allow_incomplete=True))
+                      for r in profile_runs(run)], ignore_index=True)
 
 
 def cmd_compare(run: Path, against: Path) -> int:
