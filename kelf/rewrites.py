@@ -6,6 +6,8 @@ chose against its vulnerabilities (arch/x86/kernel/alternative.c, ftrace), so
 the bytes in the .ko file are not always the bytes that run.
 """
 
+import re
+
 from elftools.elf.elffile import ELFFile
 
 # section -> what the kernel does with each site it lists
@@ -27,16 +29,56 @@ REWRITE_SECTIONS = {
 }
 
 
+# The thunks a return may go through, in the order of the report's table: the kernel symbol
+# a return jumps to, and who gets it (arch/x86/kernel/cpu/bugs.c, 6.12.118: set_return_thunk()
+# in retbleed_select_mitigation(), srso_select_mitigation() and its_select_mitigation()).
+THUNKS = {
+    "ret": ("ret", "no return mitigation: apply_returns() writes `ret; int3` in place"),
+    "srso": ("srso_return_thunk", "SRSO Safe RET on AMD family 0x17 (Zen 1/2) and 0x1a"),
+    "srso_alias": ("srso_alias_return_thunk", "SRSO Safe RET on AMD family 0x19 (Zen 3/4)"),
+    "untrain_ret": ("retbleed_return_thunk", "retbleed's untrained return thunk (AMD Zen 1/2 "
+                                             "without SRSO Safe RET)"),
+    "call_depth": ("call_depth_return_thunk", "call depth tracking (retbleed=stuff or "
+                                              "ITS's RSB stuffing, Intel Skylake)"),
+    "its": ("its_return_thunk", "ITS's aligned return thunk (Intel, ITS affected)"),
+}
+
+
+def return_thunk(vulns: dict[str, str], vendor: str | None,
+                 family: int | None) -> tuple[str | None, str]:
+    """(the THUNKS name a kernel returns through, why), from its
+    /sys/devices/system/cpu/vulnerabilities lines and its CPU, as bugs.c decides: SRSO's
+    Safe RET (the alias form on family 0x19) is chosen last and wins; SRSO's IBPB on entry
+    clears the return thunk. (None, why) for a line this function does not know: better no
+    figure than one for the wrong thunk."""
+    srso_line = vulns.get("spec_rstack_overflow", "Not affected")
+    retbleed = vulns.get("retbleed", "Not affected")
+    its_line = vulns.get("indirect_target_selection", "Not affected")
+    said = (f"retbleed: {retbleed}; spec_rstack_overflow: {srso_line}; "
+            f"indirect_target_selection: {its_line}")
+    if re.search(r"\bsafe ret\b", srso_line, re.I) and "no safe RET" not in srso_line:
+        name = "srso_alias" if family == 0x19 else "srso"
+        return name, f"{said}: SRSO Safe RET on {vendor} family {family or 0:#x}"
+    if srso_line == "Mitigation: IBPB":
+        return "ret", f"{said}: IBPB on kernel entry, so bugs.c clears X86_FEATURE_RETHUNK"
+    if "Stuffing" in retbleed or "Stuffing" in its_line:
+        return "call_depth", f"{said}: call depth tracking"
+    if "Aligned branch/return thunks" in its_line:
+        return "its", f"{said}: ITS's aligned return thunk"
+    if "untrained return thunk" in retbleed:
+        return "untrain_ret", f"{said}: retbleed's untrained return thunk"
+    known = ("Not affected", "Vulnerable", "Mitigation: IBPB", "Mitigation: IBRS",
+             "Mitigation: Enhanced IBRS", "Mitigation: Reduced Speculation",
+             "Mitigation: Microcode", "Mitigation: Vulnerable, KVM: Not affected")
+    if all(line.startswith(known) for line in (srso_line, retbleed, its_line)):
+        return "ret", f"{said}: no return thunk"
+    return None, f"{said}: a mitigation this loader does not recognise"
+
+
 def no_return_thunk(vulns: dict[str, str]) -> bool:
-    """True when a kernel that says `vulns` (its /sys/devices/system/cpu/vulnerabilities,
-    file name -> line) sends no return through a thunk, so that apply_returns() writes
-    `ret`: none of retbleed, SRSO and ITS is mitigated by one. Kernels word their thunks
-    differently from version to version, so only these plain states count as "none"."""
-    plain = ("Not affected", "Vulnerable")
-    srso = vulns.get("spec_rstack_overflow", "Not affected")
-    return (vulns.get("retbleed", "Not affected").startswith(plain)
-            and (srso in plain or srso.startswith("Vulnerable: No microcode"))
-            and vulns.get("indirect_target_selection", "Not affected").startswith(plain))
+    """True when a kernel that says `vulns` sends no return through a thunk, so that
+    apply_returns() writes `ret` (an unrecognised line counts as a thunk)."""
+    return return_thunk(vulns, None, None)[0] == "ret"
 
 
 def patchable_entries(path) -> set[tuple[str, int]]:

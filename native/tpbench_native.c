@@ -18,6 +18,10 @@
  *   ns <n> ...  reps <n>  warmup <n>
  *   variant <name> <hex address>    (as many as there are)
  *   trap <name> <hex address>       (as many as there are)
+ *   code <hex address> <hex bytes>  (a return thunk's code, mapped executable
+ *                                    on pages of its own, filled with int3)
+ *   gs <hex>                        (the GS base: the call depth counter of
+ *                                    call depth tracking is %gs-relative)
  * Output (stdout):
  *   counter tsc|tsc+perf   tsc_hz <calibrated>   perf <why not, if not>
  *   sample <variant> <n> <rep> <ticks> [<cycles> <instructions>]
@@ -36,6 +40,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <asm/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -49,8 +54,20 @@ struct item {
 	uintptr_t addr;
 };
 
+#define MAX_CODE 8
+#define CODE_LEN 512
+
+struct code {
+	uintptr_t addr;
+	size_t len;
+	unsigned char bytes[CODE_LEN];
+};
+
 static struct item variants[MAX_ITEMS], traps[MAX_ITEMS];
 static int nvariants, ntraps;
+static struct code codes[MAX_CODE];
+static int ncodes;
+static uintptr_t gs_base;
 static unsigned long ns[16];
 static int nns;
 static unsigned int reps = 31, warmup = 3;
@@ -133,6 +150,22 @@ static void read_manifest(void)
 					break;
 				p = end;
 			}
+		} else if (!strcmp(word, "gs")) {
+			gs_base = strtoul(p, NULL, 16);
+		} else if (!strcmp(word, "code")) {
+			struct code *c = &codes[ncodes];
+			char hex[2 * CODE_LEN + 1];
+			size_t k;
+
+			if (ncodes == MAX_CODE)
+				die("manifest: too many code lines");
+			if (sscanf(p, "%lx %1024s", &c->addr, hex) != 2 || strlen(hex) % 2)
+				die("manifest: a code line needs an address and hex bytes");
+			c->len = strlen(hex) / 2;
+			for (k = 0; k < c->len; k++)
+				if (sscanf(hex + 2 * k, "%2hhx", &c->bytes[k]) != 1)
+					die("manifest: a code line's bytes are not hex");
+			ncodes++;
 		} else if (!strcmp(word, "variant") || !strcmp(word, "trap")) {
 			int *count = word[0] == 'v' ? &nvariants : &ntraps;
 
@@ -166,6 +199,45 @@ static void map_image(void)
 	fclose(f);
 	if (mprotect(at, exec_size, PROT_READ | PROT_EXEC))
 		die("cannot make the code executable");
+}
+
+/*
+ * Each code line's bytes at their address, on pages of their own (int3
+ * elsewhere), then executable: the return thunks sit where the kernel's do
+ * relative to a 2 MiB boundary, far from the image.
+ */
+static void map_code(void)
+{
+	uintptr_t pages[2 * MAX_CODE];
+	int npages = 0, k, j;
+
+	for (k = 0; k < ncodes; k++) {
+		uintptr_t page = codes[k].addr & ~4095UL;
+		uintptr_t end = codes[k].addr + codes[k].len;
+
+		for (; page < end; page += 4096) {
+			void *at;
+
+			for (j = 0; j < npages && pages[j] != page; j++)
+				;
+			if (j < npages)
+				continue;
+			if (npages == 2 * MAX_CODE)
+				die("code lines span too many pages");
+			at = mmap((void *)page, 4096, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (at != (void *)page)
+				die("cannot map a code page at its fixed address");
+			memset(at, 0xcc, 4096);
+			pages[npages++] = page;
+		}
+		memcpy((void *)codes[k].addr, codes[k].bytes, codes[k].len);
+	}
+	for (j = 0; j < npages; j++)
+		if (mprotect((void *)pages[j], 4096, PROT_READ | PROT_EXEC))
+			die("cannot make a code page executable");
+	if (gs_base && syscall(SYS_arch_prctl, ARCH_SET_GS, gs_base))
+		die("cannot set the GS base");
 }
 
 static inline uint64_t tsc_ordered(void)
@@ -249,6 +321,7 @@ int main(void)
 	sigaction(SIGTRAP, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
 	map_image();
+	map_code();
 
 	if (cpu < 0)
 		cpu = sched_getcpu();

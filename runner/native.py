@@ -38,8 +38,8 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from kelf.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
-from kelf.rewrites import REWRITE_SECTIONS, no_return_thunk
-from runner import bench, world
+from kelf.rewrites import REWRITE_SECTIONS, THUNKS, return_thunk
+from runner import bench, thunks, world
 from runner import config as cfg
 
 HARNESS_SOURCE = cfg.REPO / "native" / "tpbench_native.c"
@@ -64,6 +64,8 @@ RET_PADDED = bytes.fromhex("c3cccccccc")  # ret; int3 x 4, what apply_returns() 
 # What apply_seal_endbr() writes over a sealed endbr64 (f3 0f 1e fa): gen_endbr_poison(),
 # `osp nopl (%rax)`, a 4-byte NOP unique to former ENDBR sites (arch/x86/include/asm/ibt.h).
 ENDBR_POISON = bytes.fromhex("660f1f00")
+# SKL_TMPL_SIZE: the bytes of the depth-counting template callthunks.c writes before a callee.
+CALL_THUNK_SIZE = len(thunks.sarq_depth(0))
 VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
 
 # x86_64 relocation types (ELF x86-64 psABI).
@@ -73,6 +75,9 @@ CALL_OPCODES = (0xE8, 0xE9)   # call rel32, jmp rel32
 # The reference loop is timed twice, the second time under this name: the spread of the
 # difference between the two copies is the run's noise (analysis.stats reads the name).
 AA_TWIN, AA_OF = "aa_c_trace", "c_trace"
+# The samples of the return thunks other than the host kernel's own, timed beside it.
+THUNK_SAMPLES = "native-thunks.csv"
+THUNK_COLUMNS = ("arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles")
 
 
 class ModuleError(world.Failure):
@@ -81,31 +86,35 @@ class ModuleError(world.Failure):
 
 @dataclass(frozen=True)
 class Rewrite:
-    """What the host's kernel writes at each site of a section: `action` is "nop5", "ret",
-    "seal" or "keep" (the bytes stay), or None when this loader cannot reproduce it."""
+    """What the kernel writes at each site of a section: `action` is "nop5", "ret", "thunk"
+    (a `jmp` to the return thunk), "depth" (a call through the callee's depth-counting
+    padding), "seal" or "keep" (the bytes stay), or None when this loader cannot reproduce
+    it."""
     action: str | None
     why: str
 
 
-def host_rewrites(vulns: dict[str, str], cpu_flags: set[str]) -> dict[str, Rewrite]:
-    """For each section of REWRITE_SECTIONS, what the host's kernel would write at its sites
-    for this CPU (pure: from its vulnerabilities files and /proc/cpuinfo flags)."""
-    said = "; ".join(f"{k}: {vulns.get(k, 'no such file')}" for k in
-                     ("retbleed", "spec_rstack_overflow", "indirect_target_selection"))
-    stuffing = any("Stuffing" in v for v in vulns.values())
+def rewrites_for(thunk: str | None, why: str, cpu_flags: set[str]) -> dict[str, Rewrite]:
+    """For each section of REWRITE_SECTIONS, what a kernel returning through `thunk` (a
+    THUNKS name, or None when the host's choice is unknown: `why` says so) writes at its
+    sites on this CPU (pure)."""
+    if thunk is None:
+        returns = Rewrite(None, why)
+    elif thunk == "ret":
+        returns = Rewrite("ret", f"{why}: `ret; int3` as apply_returns() writes")
+    else:
+        returns = Rewrite("thunk", f"{why}: `jmp {THUNKS[thunk][0]}` as apply_returns() "
+                                   "writes, to that thunk's own code (runner/thunks.py)")
     return {
         "__mcount_loc": Rewrite("nop5", "ftrace's 5-byte NOP, as at every module load"),
-        ".return_sites": Rewrite("ret", f"no return thunk on this host ({said}): "
-                                        "`ret; int3` as apply_returns() writes")
-        if no_return_thunk(vulns) else
-        Rewrite(None, f"the host's kernel returns through a thunk ({said}), whose code is "
-                      "not reproduced here"),
+        ".return_sites": returns,
         ".retpoline_sites": Rewrite(None, "an indirect call, through the retpoline or as "
-                                    f"spectre_v2 asks ({vulns.get('spectre_v2', 'unknown')}); "
-                                    "not reproduced here"),
-        ".call_sites": Rewrite(None, "call depth tracking is on (retbleed=stuff); its "
-                                     "accounting thunks are not reproduced here")
-        if stuffing else Rewrite("keep", "calls stay direct: no call depth tracking here"),
+                                          "spectre_v2 asks; not reproduced here"),
+        ".call_sites": Rewrite("depth", "call depth tracking: each call to a function padded "
+                                        "with NOPs goes through `sarq $5` on the per-CPU depth "
+                                        "counter written into the padding, as callthunks.c does")
+        if thunk == "call_depth" else Rewrite("keep", "calls stay direct: no call depth "
+                                                      "tracking"),
         ".altinstructions": Rewrite(None, "replaced per CPU feature; not reproduced here"),
         ".ibt_endbr_seal": Rewrite("seal", "this CPU enforces IBT: each endbr64 that no "
                                            "indirect call reaches becomes `osp nopl (%rax)`, "
@@ -113,6 +122,13 @@ def host_rewrites(vulns: dict[str, str], cpu_flags: set[str]) -> dict[str, Rewri
         if "ibt" in cpu_flags else
         Rewrite("keep", "endbr64 stays: this CPU does not enforce IBT"),
     }
+
+
+def host_thunk() -> tuple[str | None, str]:
+    """The return thunk this host's kernel chose, as kelf.rewrites.return_thunk reads it."""
+    identity = host_cpu_identity()
+    family = int(identity["family"]) if str(identity.get("family", "")).isdigit() else None
+    return return_thunk(host_vulnerabilities(), identity.get("vendor"), family)
 
 
 def host_vulnerabilities() -> dict[str, str]:
@@ -318,11 +334,14 @@ def refusals(code: ModuleCode, variants, rewrites: dict[str, Rewrite]) -> dict[s
     return refused
 
 
-def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrite]) -> None:
-    """Writes into the relocated `text` what the kernel writes at each load-time site whose
-    action is known; the sites of refused variants are never run, and stay as they are."""
-    # call __fentry__; jmp __x86_return_thunk; endbr64
-    expect = {"nop5": (0xE8, NOP5), "ret": (0xE9, RET_PADDED), "seal": (0xF3, ENDBR_POISON)}
+def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrite],
+                   text_addr: int = BASE, thunk: thunks.ThunkCode | None = None) -> None:
+    """Writes into the relocated `text` (at `text_addr`) what the kernel writes at each
+    load-time site whose action is known, returns going to `thunk`; the sites of refused
+    variants are never run, and stay as they are."""
+    # call __fentry__; jmp __x86_return_thunk; endbr64; call
+    expect = {"nop5": (0xE8, NOP5), "ret": (0xE9, RET_PADDED), "thunk": (0xE9, None),
+              "seal": (0xF3, ENDBR_POISON), "depth": (0xE8, None)}
     for section, off in code.patched_at_load:
         action = rewrites.get(section, Rewrite(None, "")).action
         if action not in expect:
@@ -332,7 +351,29 @@ def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrit
             raise ModuleError(f"{code.path}: the {section} site at .text+{off:#x} holds "
                               f"{code.text[off]:#04x}, not the {opcode:#04x} the kernel "
                               "rewrites there; is the module damaged?")
-        text[off:off + len(new)] = new
+        if action == "thunk":
+            new = thunks.jmp(text_addr + off, thunk.return_thunk)
+        elif action == "depth":
+            new = depth_call(text, off, text_addr, thunk)
+        if new:
+            text[off:off + len(new)] = new
+
+
+def depth_call(text: bytearray, off: int, text_addr: int, thunk: thunks.ThunkCode) -> bytes:
+    """callthunks.c's patch_call() for the call at .text+off: a call to a function of the
+    module whose padding is NOPs goes to the depth-counting template written into that
+    padding (`text` gets the template); other calls stay (b"")."""
+    if text[off] != 0xE8:
+        return b""      # patched out already (ftrace's NOP): call_get_dest() skips it
+    dest = off + 5 + struct.unpack_from("<i", text, off + 1)[0]
+    template = thunk.call_thunk(text_addr + dest - CALL_THUNK_SIZE)
+    pad = dest - CALL_THUNK_SIZE
+    if not 0 <= pad < dest <= len(text):
+        return b""      # out of the module: a trap here, never reached
+    if text[pad:dest] not in (b"\x90" * CALL_THUNK_SIZE, template):
+        return b""      # "Invalid padding area": the kernel leaves the call as it is
+    text[pad:dest] = template
+    return thunks.call(text_addr + off, text_addr + pad)
 
 
 @dataclass(frozen=True)
@@ -342,6 +383,8 @@ class Image:
     variants: dict[str, int]  # variant -> address of its loop function
     traps: dict[str, int]     # external function -> address of its ud2
     text_address: int
+    thunk: thunks.ThunkCode = thunks.ThunkCode("ret")
+    gs_base: int | None = None   # for the call depth counter
 
 
 def align(x: int, a: int) -> int:
@@ -349,9 +392,9 @@ def align(x: int, a: int) -> int:
 
 
 def lay_out(code: ModuleCode, variants, shift: int = 0,
-            rewrites: dict[str, Rewrite] | None = None) -> Image:
+            rewrites: dict[str, Rewrite] | None = None, thunk: str = "ret") -> Image:
     """The module's .text at BASE + shift with every relocation applied, then the load-time
-    rewrites of `rewrites` (pure)."""
+    rewrites of `rewrites`, returns going through `thunk` (pure)."""
     text_addr = BASE + shift
     text = bytearray(code.text)
     # Which symbols are functions to trap: branch targets outside .text.
@@ -391,14 +434,22 @@ def lay_out(code: ModuleCode, variants, shift: int = 0,
         else:
             raise ModuleError(f"{code.path}: relocation type {typ} at .text+{off:#x} "
                               f"({name}) is not handled by the native loader")
-    apply_rewrites(code, text, rewrites or {})
-    size = align(max(cursor, data_addr + PAGE), PAGE) - BASE
+    laid = thunks.thunk_code(thunk)
+    apply_rewrites(code, text, rewrites or {}, text_addr, laid)
+    # The per-CPU page the call depth counter lives in, reached through %gs.
+    percpu = align(cursor, PAGE)
+    size = align(percpu + PAGE, PAGE) - BASE
     image = bytearray(size)
     image[shift:shift + len(text)] = text
     for addr in traps.values():
         image[addr - BASE:addr - BASE + 2] = b"\x0f\x0b"    # ud2
+    gs_base = None
+    if laid.counts_calls:
+        struct.pack_into("<q", image, percpu - BASE, laid.depth_initial)
+        gs_base = percpu - thunks.DEPTH_VA
     return Image(bytes(image), data_addr - BASE, {v: text_addr + code.functions[loop_symbol(v)][0]
-                                                 for v in variants}, traps, text_addr)
+                                                 for v in variants}, traps, text_addr, laid,
+                 gs_base)
 
 
 def manifest(image: Image, image_path: Path, ns, reps: int, warmup: int, cpu: int | None) -> str:
@@ -407,6 +458,9 @@ def manifest(image: Image, image_path: Path, ns, reps: int, warmup: int, cpu: in
              f"warmup {warmup}"]
     if cpu is not None:
         lines.append(f"cpu {cpu}")
+    if image.gs_base is not None:
+        lines.append(f"gs {image.gs_base:x}")
+    lines += [f"code {a:x} {b.hex()}" for a, b in image.thunk.chunks]
     lines += [f"variant {v} {a:x}" for v, a in image.variants.items()]
     lines += [f"trap {t} {a:x}" for t, a in image.traps.items()]
     return "\n".join(lines) + "\n"
@@ -472,33 +526,37 @@ def kernel_tsc_hz() -> float | None:
 
 
 def run_module(ko: Path, variants, ns, reps: int, warmup: int, shift: int,
-               work: Path, cpu: int | None = None) -> HarnessOutput:
+               work: Path, cpu: int | None = None, thunk: str | None = None) -> HarnessOutput:
     """Reads and checks one module, then times its variants at one placement on this CPU,
-    with the host's load-time rewrites; a variant they do not cover is an error here."""
+    with the load-time rewrites of a kernel returning through `thunk` (the host's own when
+    None); a variant they do not cover is an error here."""
     code = read_module(ko)
-    rewrites = host_rewrites(host_vulnerabilities(), host_cpu_flags())
+    name, why = host_thunk() if thunk is None else (thunk, f"{thunk}, forced")
+    rewrites = rewrites_for(name, why, host_cpu_flags())
     problems = check_runnable(code, variants) + [
         f"{ko}: {v} is refused: {why}" for v, why in refusals(code, variants, rewrites).items()]
     if problems:
         raise ModuleError("; ".join(problems))
-    return time_code(code, variants, ns, reps, warmup, shift, work, cpu, rewrites)
+    return time_code(code, variants, ns, reps, warmup, shift, work, cpu, rewrites, name)
 
 
 def time_code(code: ModuleCode, variants, ns, reps: int, warmup: int, shift: int,
               work: Path, cpu: int | None = None,
-              rewrites: dict[str, Rewrite] | None = None) -> HarnessOutput:
-    """Times the variants of a module already read and checked, at one placement."""
+              rewrites: dict[str, Rewrite] | None = None, thunk: str = "ret") -> HarnessOutput:
+    """Times the variants of a module already read and checked, at one placement, returns
+    going through `thunk`."""
     ko = code.path
-    image = lay_out(code, variants, shift, rewrites)
+    image = lay_out(code, variants, shift, rewrites, thunk)
     work.mkdir(parents=True, exist_ok=True)
-    image_path = work / f"{ko.stem}+{shift}.image"
+    image_path = work / f"{ko.stem}+{shift}-{thunk}.image"
     image_path.write_bytes(image.data)
     exe = build_harness(cfg.cache_root() / "native")
     proc = subprocess.run([str(exe)], input=manifest(image, image_path, ns, reps, warmup, cpu),
-                                text=True, capture_output=True)
+                          text=True, capture_output=True)
     if proc.returncode != 0:
-        raise world.Failure(f"{ko.name} at .text+{shift}: " + (proc.stderr.strip() or
-                            f"tpbench_native exited with status {proc.returncode}"))
+        raise world.Failure(f"{ko.name} at .text+{shift}, returns through {thunk}: " +
+                            (proc.stderr.strip() or
+                             f"tpbench_native exited with status {proc.returncode}"))
     return parse_output(proc.stdout)
 
 
@@ -577,63 +635,101 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
 
 def time_module(code: ModuleCode, arch: str, config: str, variants, matrix: dict, shifts,
                 work: Path, cpu: int, run: Path, rows: list, first_rep: int = 0,
-                rewrites: dict[str, Rewrite] | None = None) -> dict:
-    """One module, read once, at every placement; adds its samples to `rows`, numbered from
-    `first_rep` (a later round's follow an earlier one's), returns what the context records
-    of it."""
+                rewrites: dict[str, Rewrite] | None = None, thunk: str = "ret",
+                host: bool = True) -> dict:
+    """One module, read once, at every placement, returns going through `thunk`; adds its
+    samples to `rows`, numbered from `first_rep` (a later round's follow an earlier one's),
+    returns what the context records of it. `host`: the host kernel's own thunk, whose
+    instruction counts (with hardware counters) are kept too."""
     per_shift = {}
     twin = [AA_TWIN] if AA_OF in variants else []
     for shift in shifts:
         out = time_code(code, list(variants) + twin, matrix["ns"], matrix["reps"],
-                        matrix["warmup"], shift, work, cpu, rewrites)
+                        matrix["warmup"], shift, work, cpu, rewrites, thunk)
         accel = accel_name(shift)
-        rows += [dict(arch=arch, config=config, accel=accel, state="disabled",
+        rows += [dict(arch=arch, config=config, accel=accel, state="disabled", thunk=thunk,
                       **dict(s, rep=s["rep"] + first_rep)) for s in out.samples]
         per_shift[accel] = {"counter": out.counter, "cpu": out.cpu,
                             "tsc_hz_calibrated": round(out.tsc_hz),
                             "perf": out.perf_reason or "hardware counters in use",
                             "text_address": hex(BASE + shift)}
-        if out.instructions:
+        if out.instructions and host:
             pd.DataFrame(out.instructions).to_csv(
                 run / f"native-instructions-{arch}-{config}-{accel}.csv", index=False)
     return per_shift
 
 
+def merge_samples(path: Path, rows: list[dict], done: set, columns) -> None:
+    """Writes `rows` into the CSV at `path`, replacing the native rows it had of the
+    (arch, config) pairs in `done`, so running the stage again adds nothing twice."""
+    old = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=columns)
+    if not old.empty:
+        keep = [not (str(r.accel).startswith("native") and (r.arch, r.config) in done)
+                for r in old.itertuples()]
+        old = old[keep]
+    new = pd.DataFrame(rows, columns=columns)
+    merged = pd.concat([df for df in (old, new) if not df.empty] or [new],
+                       ignore_index=True)[list(columns)]
+    bench.write_atomically(path, merged.to_csv(index=False, lineterminator="\n"))
+
+
 def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
-                matrix_override: dict | None = None, rounds: int = ROUNDS) -> list[dict]:
-    """Times every runnable module of `run` at every placement, `rounds` times over, and
-    merges the samples into run/samples.csv (replacing that module's earlier native samples,
-    so running again adds nothing twice). Returns the new rows."""
+                matrix_override: dict | None = None, rounds: int = ROUNDS,
+                thunk_names=tuple(THUNKS)) -> list[dict]:
+    """Times every runnable module of `run` at every placement, `rounds` times over: with
+    the host kernel's own return thunk into run/samples.csv, and with each other thunk of
+    `thunk_names` into run/native-thunks.csv (replacing that module's earlier native
+    samples). Returns the host's rows."""
     vulns = host_vulnerabilities()
-    rewrites = host_rewrites(vulns, host_cpu_flags())
+    flags = host_cpu_flags()
+    host, host_why = host_thunk()
     context, modules, skipped = plan(run)
     for line in skipped:
         world.say(f"[tpbench] native: skipped {line}")
     if not modules:
         return []
+    world.say(f"[tpbench] native: this host's kernel returns through "
+              f"{host or 'a thunk not reproduced here'} ({host_why})")
     matrix = dict(guest_matrix(context), **(matrix_override or {}))
-    # The refusals are of the variants this stage times (the guest's, or the override's).
-    todo = []
+    # Each thunk the stage times: the host's first (when known), then the others, forced.
+    kinds = ([(host, rewrites_for(host, host_why, flags), True)] if host else []) + [
+        (t, rewrites_for(t, f"forced: {THUNKS[t][1]}", flags), False)
+        for t in thunk_names if t != host]
+    todo, refused, thunk_refused = [], {}, {}
     for code, arch, config in modules:
-        refused = refusals(code, matrix["variants"], rewrites)
-        for v, why in refused.items():
-            world.say(f"[tpbench] native: {arch}/{config}: {v} refused: {why}")
-        todo.append(Planned(code, arch, config,
-                            [v for v in matrix["variants"] if v not in refused], refused))
-    refused = {f"{p.arch}/{p.config}": p.refused for p in todo if p.refused}
-    todo = [p for p in todo if p.variants]
-    rows, info = [], {}
+        tag = f"{arch}/{config}"
+        if host is None:
+            refused[tag] = {v: f"the host's kernel returns through a thunk this loader does "
+                               f"not know ({host_why}); the thunks timed beside stand in"
+                            for v in matrix["variants"]}
+        for thunk, rewrites, is_host in kinds:
+            mine = refusals(code, matrix["variants"], rewrites)
+            if mine and is_host:
+                refused[tag] = mine
+            elif mine:
+                thunk_refused[f"{tag}/{thunk}"] = mine
+            variants = [v for v in matrix["variants"] if v not in mine]
+            if variants:
+                todo.append((Planned(code, arch, config, variants, mine), thunk, rewrites,
+                             is_host))
+    for tag, mine in refused.items():
+        for v, why in mine.items():
+            world.say(f"[tpbench] native: {tag}: {v} refused: {why}")
+    rows, forced_rows, info = [], [], {}
     work = cfg.cache_root() / "native" / run.name
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
     cpu = max(os.sched_getaffinity(0)) if cpu is None else cpu
     try:
         for k in range(rounds):
-            for p in todo:
-                with world.Stage(f"native {p.arch}/{p.config} on the host CPU, round {k + 1} "
-                                 f"of {rounds}"):
-                    info[f"{p.arch}/{p.config}"] = time_module(
-                        p.code, p.arch, p.config, p.variants, matrix, shifts, work, cpu, run,
-                        rows, first_rep=k * matrix["reps"], rewrites=rewrites)
+            for p, thunk, rewrites, is_host in todo:
+                with world.Stage(f"native {p.arch}/{p.config}, returns through {thunk}, on the "
+                                 f"host CPU, round {k + 1} of {rounds}"):
+                    got = time_module(p.code, p.arch, p.config, p.variants, matrix, shifts,
+                                      work, cpu, run, rows if is_host else forced_rows,
+                                      first_rep=k * matrix["reps"], rewrites=rewrites,
+                                      thunk=thunk, host=is_host)
+                    if is_host:
+                        info[f"{p.arch}/{p.config}"] = got
     except BaseException as e:
         # The guests' samples stay as they were; the run says what the native stage lacks.
         context["complete"] = False
@@ -642,15 +738,11 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         raise
     counters = {p["counter"] for v in info.values() for p in v.values()}
     unit = "cycles" if counters == {"tsc+perf"} else "TSC ticks"
-    samples_path = run / "samples.csv"
-    old = pd.read_csv(samples_path) if samples_path.exists() else pd.DataFrame()
-    if not old.empty:
-        done = {(p.arch, p.config) for p in todo}
-        keep = [not (str(r.accel).startswith("native") and (r.arch, r.config) in done)
-                for r in old.itertuples()]
-        old = old[keep]
-    merged = pd.concat([old, pd.DataFrame(rows)], ignore_index=True)[list(bench.CSV_COLUMNS)]
-    bench.write_atomically(samples_path, merged.to_csv(index=False, lineterminator="\n"))
+    done = {(code_arch, code_config) for _, code_arch, code_config in modules}
+    for row in rows:
+        del row["thunk"]
+    merge_samples(run / "samples.csv", rows, done, bench.CSV_COLUMNS)
+    merge_samples(run / THUNK_SAMPLES, forced_rows, done, THUNK_COLUMNS)
     context.setdefault("units", {}).update({accel_name(s): unit for s in shifts})
     context["native"] = dict(context.get("native", {}), **info)
     context["native_about"] = {
@@ -663,14 +755,21 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         "shifts": list(shifts),
         "rounds": rounds,
         "host_vulnerabilities": vulns,
+        # The return thunk of the host's kernel (None: not one this loader knows), and the
+        # others timed beside it (native-thunks.csv).
+        "host_thunk": {"name": host, "why": host_why},
+        "thunks": {t: {"symbol": THUNKS[t][0], "who": THUNKS[t][1],
+                       "timed": "samples.csv" if is_host else THUNK_SAMPLES}
+                   for t, _, is_host in kinds},
+        "thunk_source": thunks.SOURCE,
         # What the loader wrote at each kind of load-time site, as the host's kernel would.
         "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
-                     for section, r in rewrites.items()},
+                     for section, r in rewrites_for(host, host_why, flags).items()},
         "refused": refused,
+        "thunk_refused": thunk_refused,
     }
     if str(context.get("incomplete_reason")).startswith("native stage:"):
         # This stage failed before and has now run through: the run is whole again.
         context["complete"], context["incomplete_reason"] = True, None
     bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
     return rows
-

@@ -362,30 +362,44 @@ def test_codegen_checks_pass_on_the_fresh_modules(two_runs, capsys):
 
 @pytest.mark.skipif("x86_64" not in RUST_ARCHS, reason="no x86_64 module in this test run")
 def test_native_stage_on_the_fresh_modules(two_runs):
-    """The modules just measured in the guest, run on this host's CPU with a short matrix.
-    What holds on any x86_64 host, however noisy: no variant reaches a trap (measure_run
-    would raise), every per-call cost is finite and positive, and the helper loop costs
-    more than the Rust trace loop. Timing values themselves are not asserted."""
+    """The modules just measured in the guest, run on this host's CPU with a short matrix,
+    through the host kernel's own return thunk and through every other one. What holds on
+    any x86_64 host, however noisy: no variant reaches a trap (measure_run would raise),
+    every per-call cost is finite and positive, and the helper loop costs more than the
+    Rust trace loop under every thunk. Timing values themselves are not asserted."""
     import math
     from analysis import stats
     from runner import native
     if native.host_arch() != "x86_64":
         pytest.skip("the native stage runs x86_64 modules on x86_64 hosts")
     run = two_runs[1]
+    host, _ = native.host_thunk()
     rows = native.measure_run(run, shifts=(0, 16))
-    assert {(r["arch"], r["accel"]) for r in rows} == {("x86_64", "native"),
-                                                       ("x86_64", "native+16")}
     ctx = json.loads((run / "context.json").read_text())
     assert ctx["complete"] is True and ctx["units"]["native"] in ("TSC ticks", "cycles")
-    samples = stats.native(stats.pd.read_csv(run / "samples.csv"))
-    summary = stats.summarize(samples, units=ctx["units"]).set_index(
-        ["config", "accel", "variant"])
-    for key, r in summary.iterrows():
-        assert math.isfinite(r.per_call) and r.per_call > 0, key
-    for config in [c for a, c in KERNELS if a == "x86_64"]:
-        for accel in ("native", "native+16"):
-            assert (summary.loc[(config, accel, "rust_helper"), "per_call"]
-                    > summary.loc[(config, accel, "rust_trace"), "per_call"]), (config, accel)
+    assert ctx["native_about"]["host_thunk"]["name"] == host
+    samples = stats.native(stats.pd.read_csv(run / "samples.csv")).assign(thunk=host)
+    if host is None:
+        # A host whose thunk this loader does not know: every variant is refused, by name.
+        assert rows == [] and samples.empty
+        assert set(ctx["native_about"]["refused"]["x86_64/jump_label"]) == set(
+            ctx["native_about"]["matrix"]["variants"])
+    else:
+        assert {(r["arch"], r["accel"]) for r in rows} == {("x86_64", "native"),
+                                                           ("x86_64", "native+16")}
+    forced = stats.pd.read_csv(run / native.THUNK_SAMPLES)
+    everything = stats.pd.concat([samples, forced], ignore_index=True)
+    assert set(everything.thunk) == set(native.THUNKS)
+    for thunk, mine in everything.groupby("thunk"):
+        summary = stats.summarize(mine.drop(columns="thunk"), units=ctx["units"]).set_index(
+            ["config", "accel", "variant"])
+        for key, r in summary.iterrows():
+            assert math.isfinite(r.per_call) and r.per_call > 0, (thunk, key)
+        for config in [c for a, c in KERNELS if a == "x86_64"]:
+            for accel in ("native", "native+16"):
+                assert (summary.loc[(config, accel, "rust_helper"), "per_call"]
+                        > summary.loc[(config, accel, "rust_trace"), "per_call"]), (
+                            thunk, config, accel)
 
 
 @pytest.mark.parametrize("args, words", [

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from runner import native, world
+from runner import native, thunks, world
 from runner import config as cfg
 
 OLD_RUN = cfg.REPO / "data" / "20261203T093356Z-9e4b6dc"
@@ -100,28 +100,27 @@ def test_a_variant_with_code_the_kernel_rewrites_is_refused(monkeypatch):
     as_variant(monkeypatch, "timer", "time_one")
     code = native.read_module(KO)
     assert native.check_runnable(code, ["timer"]) == []
-    refused = native.refusals(code, ["timer", "c_trace"], native.host_rewrites(PLAIN_HOST, set()))
+    refused = native.refusals(code, ["timer", "c_trace"], native.rewrites_for("ret", "plain", set()))
     assert list(refused) == ["timer"]
     assert "tpbench_now has a site in .altinstructions" in refused["timer"]
     assert "replaced per CPU feature" in refused["timer"]
 
 
-def test_the_host_rewrites_follow_its_mitigations():
-    plain = native.host_rewrites(PLAIN_HOST, set())
+def test_the_rewrites_follow_the_thunk():
+    plain = native.rewrites_for("ret", "plain", set())
     assert plain["__mcount_loc"].action == "nop5"
     assert plain[".return_sites"].action == "ret"
     assert plain[".call_sites"].action == plain[".ibt_endbr_seal"].action == "keep"
-    assert plain[".retpoline_sites"].action is None and "Retpolines" in plain[".retpoline_sites"].why
-    # A return thunk (retbleed's, SRSO's Safe RET, ITS's) is not reproduced: refused.
-    for key, text in (("retbleed", "Mitigation: untrained return thunk; SMT vulnerable"),
-                      ("spec_rstack_overflow", "Mitigation: Safe RET"),
-                      ("spec_rstack_overflow", "Vulnerable: Safe RET, no microcode"),
-                      ("indirect_target_selection", "Mitigation: Aligned branch/return thunks")):
-        r = native.host_rewrites(dict(PLAIN_HOST, **{key: text}), set())[".return_sites"]
-        assert r.action is None and text in r.why
-    stuffing = native.host_rewrites(dict(PLAIN_HOST, retbleed="Mitigation: Stuffing"), set())
-    assert stuffing[".call_sites"].action is None
-    assert native.host_rewrites(PLAIN_HOST, {"ibt"})[".ibt_endbr_seal"].action == "seal"
+    assert plain[".retpoline_sites"].action is None
+    for thunk in ("srso", "srso_alias", "untrain_ret", "its"):
+        r = native.rewrites_for(thunk, "forced", set())
+        assert r[".return_sites"].action == "thunk" and r[".call_sites"].action == "keep"
+    depth = native.rewrites_for("call_depth", "forced", set())
+    assert depth[".return_sites"].action == "thunk" and depth[".call_sites"].action == "depth"
+    unknown = native.rewrites_for(None, "retbleed: Mitigation: Something New", set())
+    assert unknown[".return_sites"].action is None
+    assert "Something New" in unknown[".return_sites"].why
+    assert native.rewrites_for("ret", "plain", {"ibt"})[".ibt_endbr_seal"].action == "seal"
 
 
 def test_a_cpu_that_enforces_ibt_gets_its_endbr64_sealed_as_the_kernel_seals_them():
@@ -250,7 +249,7 @@ def test_the_loader_writes_what_the_hosts_kernel_writes_at_load():
         sites.setdefault(section, []).append(off)
     assert sites["__mcount_loc"] and sites[".return_sites"]
     variants = variants_in(code)
-    plain = native.host_rewrites(PLAIN_HOST, set())
+    plain = native.rewrites_for("ret", "plain", set())
     assert native.refusals(code, variants, plain) == {}
     image = native.lay_out(code, variants, 0, plain)
     untouched = native.lay_out(code, variants, 0, {})
@@ -265,14 +264,94 @@ def test_the_loader_writes_what_the_hosts_kernel_writes_at_load():
                        for k in range(5)}
 
 
-def test_a_host_with_a_return_thunk_refuses_every_variant_by_name():
+@pytest.mark.parametrize("thunk", ["srso", "srso_alias", "untrain_ret", "call_depth", "its"])
+def test_every_return_goes_through_the_thunk(thunk):
+    """With a return thunk, each `jmp __x86_return_thunk` jumps to that thunk's own code
+    (the loop function's own return included: nothing is refused for it)."""
     code = native.read_module(DISTRO_KO)
-    thunk = native.host_rewrites(dict(PLAIN_HOST, retbleed="Mitigation: untrained return thunk"),
-                                 set())
-    refused = native.refusals(code, ["c_trace", "rust_trace"], thunk)
-    assert set(refused) == {"c_trace", "rust_trace"}
-    assert "tpbench_c_trace has a site in .return_sites" in refused["c_trace"]
-    assert "untrained return thunk" in refused["c_trace"]
+    rewrites = native.rewrites_for(thunk, "forced", set())
+    variants = variants_in(code)
+    assert native.refusals(code, variants, rewrites) == {}
+    image = native.lay_out(code, variants, 16, rewrites, thunk)
+    want = image.thunk.return_thunk
+    text = image.data[16:16 + len(code.text)]
+    returns = [off for section, off in code.patched_at_load if section == ".return_sites"]
+    assert returns
+    for off in returns:
+        at = image.text_address + off
+        assert text[off] == 0xE9
+        assert at + 5 + struct.unpack_from("<i", text, off + 1)[0] == want
+
+
+def test_call_depth_tracking_counts_the_helpers_call_in_its_padding():
+    """callthunks.c: the call from rust_helper's loop to the C helper goes to `sarq $5` on
+    the %gs-relative depth counter, written into the helper's NOP padding; the counter
+    starts credited (-1) in the image's per-CPU page."""
+    code = native.read_module(DISTRO_KO)
+    rewrites = native.rewrites_for("call_depth", "forced", set())
+    image = native.lay_out(code, variants_in(code), 0, rewrites, "call_depth")
+    start, size = code.functions["tpbench_rust_helper"]
+    helper = code.functions["tpbench_trace_helper"][0]
+    calls = [off for off, _, name, _, _, _ in code.relocs
+             if start <= off < start + size and name == "tpbench_trace_helper"]
+    site = calls[0] - 1
+    text = image.data[:len(code.text)]
+    dest = site + 5 + struct.unpack_from("<i", text, site + 1)[0]
+    pad = helper - native.CALL_THUNK_SIZE
+    assert dest == pad
+    assert text[pad:helper] == image.thunk.call_thunk(image.text_address + pad)
+    assert image.gs_base is not None
+    cell = image.gs_base + thunks.DEPTH_VA - native.BASE
+    assert struct.unpack_from("<q", image.data, cell)[0] == -1
+    # Without call depth tracking the same call goes straight to the helper.
+    plain = native.lay_out(code, variants_in(code), 0, native.rewrites_for("ret", "", set()))
+    ptext = plain.data[:len(code.text)]
+    assert site + 5 + struct.unpack_from("<i", ptext, site + 1)[0] == helper
+    assert ptext[pad:helper] == b"\x90" * native.CALL_THUNK_SIZE and plain.gs_base is None
+
+
+@x86_only
+@pytest.mark.parametrize("thunk", ["ret", "srso", "srso_alias", "untrain_ret", "call_depth",
+                                   "its"])
+def test_every_thunk_runs_on_this_cpu(thunk, tmp_path):
+    """The harness maps each thunk where it belongs and runs every variant through it, the
+    RSB refill of call depth tracking included: the loop functions' own returns are not
+    balanced by counted calls, so the counter runs dry every dozen samples."""
+    code = native.read_module(DISTRO_KO)
+    variants = variants_in(code)
+    out = native.time_code(code, variants, [1, 10], 13, 1, 0, tmp_path,
+                           rewrites=native.rewrites_for(thunk, "forced", set()), thunk=thunk)
+    assert {s["variant"] for s in out.samples} == set(variants)
+
+
+def test_an_unknown_host_thunk_refuses_the_host_figures_and_says_why(tmp_path, monkeypatch):
+    """A vulnerabilities line the loader does not know: no variant is timed as the host's
+    (samples.csv gets none), every one is refused with the line quoted, and every thunk
+    is still timed beside it (native-thunks.csv)."""
+    run = tmp_path / "run"
+    shutil.copytree(DISTRO_RUN, run, ignore=shutil.ignore_patterns("*.png", "report"))
+    for ko in run.glob("tpbench-*.ko"):
+        if ko.name != DISTRO_KO.name:
+            ko.unlink()
+    monkeypatch.setattr(native, "host_vulnerabilities",
+                        lambda: dict(PLAIN_HOST, retbleed="Mitigation: Something New"))
+    monkeypatch.setattr(cfg, "cache_root", lambda: tmp_path / "cache")
+    before = native.pd.read_csv(run / "samples.csv")
+    rows = native.measure_run(run, shifts=(0,), rounds=1,
+                              matrix_override={"ns": [1, 10], "reps": 2, "warmup": 0})
+    assert rows == []
+    after = native.pd.read_csv(run / "samples.csv")
+    assert not any(a.startswith("native") and c == "jump_label" for a, c in
+                   zip(after.accel, after.config))
+    assert len(after[[not a.startswith("native") for a in after.accel]]) == len(
+        before[[not a.startswith("native") for a in before.accel]])
+    ctx = json.loads((run / "context.json").read_text())
+    assert ctx["native_about"]["host_thunk"]["name"] is None
+    refused = ctx["native_about"]["refused"]["x86_64/jump_label"]
+    assert set(refused) == set(ctx["native_about"]["matrix"]["variants"])
+    assert all("Something New" in why for why in refused.values())
+    forced = native.pd.read_csv(run / native.THUNK_SAMPLES)
+    assert set(forced.thunk) == set(native.THUNKS)
 
 
 MAINLINE_NJL_KO = (cfg.REPO / "data" / "20261205T104733Z-ad642d1" / "mainline"
@@ -283,7 +362,7 @@ def test_a_variant_that_calls_the_kernels_helper_is_refused_by_name():
     """Mainline's Rust without jump labels reads the count through the kernel crate's C
     helper: those variants are not timed natively, and the others are."""
     code = native.read_module(MAINLINE_NJL_KO)
-    refused = native.refusals(code, variants_in(code), native.host_rewrites(PLAIN_HOST, set()))
+    refused = native.refusals(code, variants_in(code), native.rewrites_for("ret", "plain", set()))
     assert set(refused) == {"rust_trace", "rust_txn", "rust_dense"}
     assert refused["rust_trace"] == ("tpbench_rust_trace calls the kernel's "
                                      "rust_helper_static_key_count(), a C helper of the kernel "
