@@ -139,7 +139,17 @@ def read_analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, p
 def verdict_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
     """The verdict rows of one analysed run directory (one profile, one kernel)."""
     return verdict.verdict(a.summary, samples, a.paths, verdict.native_reps(a.context),
-                           report.profile_of(a.context), report.kernel_of(a.context))
+                           report.profile_of(a.context), report.kernel_of(a.context),
+                           verdict.host_thunk(a.context))
+
+
+def thunk_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
+    """Each site's native cost under each return thunk, of one analysed run directory."""
+    return verdict.thunk_costs(samples, report.load_thunk_samples(a.run),
+                               verdict.host_thunk(a.context), verdict.native_reps(a.context),
+                               a.context.get("units", {}).get("native", stats.NATIVE_UNIT),
+                               report.profile_of(a.context),
+                               report.kernel_of(a.context))
 
 
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
@@ -159,6 +169,10 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     table = pd.concat(rows, ignore_index=True)
     disk.write_atomically(run / "verdict.csv", table.to_csv(index=False, float_format="%.4f",
                                                             lineterminator="\n"))
+    thunk_table = pd.concat([thunk_rows(a, s) for a, s in [(main, samples), *rest]],
+                            ignore_index=True)
+    disk.write_atomically(run / "thunks.csv", thunk_table.to_csv(
+        index=False, float_format="%.4f", lineterminator="\n"))
     profile = report.profile_of(context)
     title = (f"Extra instructions per disabled site, build profile {profile}, QEMU TCG -icount "
              f"(run {context['run_id']})")
@@ -187,7 +201,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     for name, text in pages.items():
         (pages_dir / f"{name}.md").write_text(text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
-                         "plots/headline.png", report.findings(main, sizes, others))
+                         "plots/headline.png", report.findings(main, sizes, others),
+                         thunk_table)
     disk.write_atomically(REPO / "REPORT.md", text)
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
@@ -206,8 +221,21 @@ def verdict_of(run: Path) -> pd.DataFrame:
                       for r in profile_runs(run)], ignore_index=True)
 
 
+def thunks_of(run: Path) -> pd.DataFrame:
+    """A run's native figures per return thunk (thunks.csv); for a run made before, its
+    verdict's native figures, under the host's thunk (plain `ret`, the only one it ran)."""
+    path = run / "thunks.csv"
+    if path.exists():
+        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    table = verdict_of(run)
+    table = table[table.native_median.notna()]
+    return table.assign(thunk=table.get("native_thunk", "ret"), host=True)[
+        verdict.THUNK_COLUMNS]
+
+
 def cmd_compare(run: Path, against: Path) -> int:
-    lines = compare.changes(verdict_of(run), verdict_of(against))
+    lines = (compare.changes(verdict_of(run), verdict_of(against))
+             + compare.thunk_changes(thunks_of(run), thunks_of(against)))
     print(f"{run.name} against {against.name}: "
           + (f"{len(lines)} changes" if lines else "no change in any verdict"))
     print("\n".join(f"  {line}" for line in lines))

@@ -13,6 +13,7 @@ import pandas as pd
 
 from analysis import stats
 from analysis.report import PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command
+from kelf.rewrites import THUNKS
 
 CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))
 SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
@@ -71,7 +72,15 @@ def c_against_rust(main: pd.DataFrame, config: str, words: str) -> str:
     return f"{words}: " + "; ".join(parts + differ) + "."
 
 
-def helper_sentence(main: pd.DataFrame) -> str:
+def thunk_label(name: str | None) -> str:
+    """How a return thunk is named beside a figure."""
+    if name is None:
+        return "a return thunk not reproduced here"
+    return "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`"
+
+
+def helper_sentence(main: pd.DataFrame, thunks: pd.DataFrame, host: str | None,
+                    refused: str | None) -> str:
     helper = main[main.variant == "rust_helper"]
     if helper.empty:
         return ""
@@ -85,16 +94,50 @@ def helper_sentence(main: pd.DataFrame) -> str:
         r = native[native.config == "jump_label"].iloc[0] if (native.config == "jump_label").any() \
             else native.iloc[0]
         site = sites[sites.config == r.config]
-        text += (f"; natively on x86_64 ({SHORT[r.config]}) "
-                 f"{native_words(r)} {r.native_unit} per event over {r.native_processes} "
-                 "processes and every placement")
+        text += (f"; natively on x86_64 ({SHORT[r.config]}), returning as this host's kernel "
+                 f"does ({thunk_label(host)}), {native_words(r)} {r.native_unit} per event "
+                 f"over {r.native_processes} processes and every placement")
         words = {s.language: native_words(s) for s in site.itertuples()}
         if words and all("not resolved" in w for w in words.values()):
             bound = max(float(w.split()[1].rstrip(",")) for w in words.values())
             text += f", where C's and Rust's own sites are not resolved (< {bound:.2f} each)"
         elif words:
             text += "; " + ", ".join(f"{who}'s own site {w}" for who, w in words.items())
+        config = r.config
+    else:
+        config = "jump_label"
+        if refused:
+            text += f"; natively on x86_64 not timed as this host's kernel runs it ({refused})"
+    through = thunks[(thunks.variant == "rust_helper") & (thunks.config == config)
+                     & (thunks.thunk != "ret")]
+    if not through.empty:
+        lo = through.loc[through.native_median.idxmin()]
+        hi = through.loc[through.native_median.idxmax()]
+        plain = thunks[(thunks.variant == "rust_helper") & (thunks.config == config)
+                       & (thunks.thunk == "ret")]
+        forced = ("" if host not in (None, "ret") else
+                  " (this host's kernel needs none: each thunk forced on its CPU)")
+        text += (f". **A kernel that returns through a thunk makes it dearer**{forced}: "
+                 f"{native_words(lo)} with {thunk_label(lo.thunk)} to "
+                 f"{native_words(hi)} with {thunk_label(hi.thunk)} {hi.native_unit} per "
+                 f"event ({SHORT[config]}, median (range) over processes and placements)"
+                 + (f", against {native_words(plain.iloc[0])} with plain `ret`"
+                    if not plain.empty else "")
+                 + "; " + sites_under_thunks(thunks, config))
     return text + "."
+
+
+def sites_under_thunks(thunks: pd.DataFrame, config: str) -> str:
+    """Whether C's and Rust's own sites stay within the A/A noise under every thunk."""
+    mine = thunks[(thunks.config == config) & thunks.variant.isin(["c_trace", "rust_trace"])]
+    resolved = [f"{r.variant} with {thunk_label(r.thunk)} {native_words(r)}"
+                for r in mine.itertuples() if r.native_min > r.native_noise]
+    if mine.empty:
+        return "C's and Rust's own sites were not timed through the thunks"
+    if not resolved:
+        return (f"C's and Rust's own sites are not resolved from the A/A noise under any of "
+                f"the {mine.thunk.nunique()} thunks (they have no return)")
+    return "resolved from the A/A noise: " + "; ".join(resolved)
 
 
 def arguments_sentence(main: pd.DataFrame) -> str:
@@ -167,18 +210,57 @@ def site_table(table: pd.DataFrame) -> list[str]:
     return out
 
 
-def native_table(main: pd.DataFrame) -> list[str]:
+def native_table(main: pd.DataFrame, context: dict) -> list[str]:
     native = main[main.native_median.notna()]
     if native.empty:
         return []
+    refused = context.get("native_about", {}).get("refused", {})
     out = ["| arch | config | C | Rust | Rust via a C helper | A/A noise | processes |",
            "|---|---|---|---|---|---:|---:|"]
     for (arch, config), g in native.groupby(["arch", "config"], sort=False):
         by = {r.variant: native_words(r) for r in g.itertuples()}
+        why = refused.get(f"{arch}/{config}", {})
+        cells = [by.get(v) or (f"not timed: {why[v]}" if v in why else "")
+                 for v in ("c_trace", "rust_trace", "rust_helper")]
         first = g.iloc[0]
-        out.append(f"| {arch} | {SHORT[config]} | {by.get('c_trace', '')} | "
-                   f"{by.get('rust_trace', '')} | {by.get('rust_helper', '')} | "
+        out.append(f"| {arch} | {SHORT[config]} | {' | '.join(cells)} | "
                    f"{first.native_noise:.2f} | {first.native_processes} |")
+    return out
+
+
+def native_refused(context: dict) -> str | None:
+    """Why the native stage timed nothing as the host's kernel runs it, or None when it
+    timed something: it did not run, or refused every variant (the first reason)."""
+    about = context.get("native_about")
+    if not about:
+        return "the native stage did not run (the run has no record of it)"
+    if about.get("ran") is False:
+        return "the native stage did not run: " + about.get("why", "no reason recorded")
+    variants = set(about.get("matrix", {}).get("variants", []))
+    refused = about.get("refused", {})
+    if refused and all(set(v) >= variants for v in refused.values()):
+        why = next(iter(next(iter(refused.values())).values()))
+        return f"every variant refused: {why}"
+    return None
+
+
+def thunk_table(thunks: pd.DataFrame) -> list[str]:
+    """Each site's native cost per return thunk: the host kernel's own, and each other one
+    a kernel may choose on x86_64."""
+    if thunks.empty:
+        return []
+    out = ["| config | returns through | who needs it | Rust via a C helper | C | Rust | "
+           "Rust, count by a call | A/A noise | processes |",
+           "|---|---|---|---|---|---|---|---:|---:|"]
+    for (config, thunk), g in thunks.groupby(["config", "thunk"], sort=False):
+        by = {r.variant: native_words(r) for r in g.itertuples()}
+        first = g.iloc[0]
+        host = " **(this host's kernel)**" if first.host else ""
+        noise = "" if pd.isna(first.native_noise) else f"{first.native_noise:.2f}"
+        out.append(f"| {SHORT[config]} | {thunk_label(thunk)}{host} | {THUNKS[thunk][1]} | "
+                   f"{by.get('rust_helper', '')} | {by.get('c_trace', '')} | "
+                   f"{by.get('rust_trace', '')} | {by.get('rust_count_call', '')} | {noise} | "
+                   f"{first.native_processes} |")
     return out
 
 
@@ -192,6 +274,25 @@ def host_words(about: dict, fallback: str) -> str:
             f"stepping {cpu['stepping']})")
     return (f"host CPU {what}, a **virtual CPU**: this host is itself a VM guest, so the "
             "figures hold for that VM" if cpu["hypervisor"] else f"host CPU {what}, not virtual")
+
+
+def native_scope(context: dict, host: str) -> str:
+    """The scope table's native row: what ran, on which CPU, through which return."""
+    refused = native_refused(context)
+    about = context.get("native_about", {})
+    if refused and not about.get("thunks"):
+        return f"**not measured**: {refused}"
+    chosen = about.get("host_thunk", {"name": "ret", "why": "the run predates recording the "
+                                      "choice; the loader then ran only where returns are "
+                                      "plain `ret`"})
+    others = [t for t in about.get("thunks", {}) if t != chosen["name"]]
+    return ("the x86_64 modules' own code in a host process; "
+            + (f"**not as this host's kernel runs it**: {refused}; " if refused else
+               f"returns as this host's kernel sends them: {thunk_label(chosen['name'])} "
+               f"({chosen['why']}); ")
+            + (f"beside it, each other return thunk: {', '.join(map(thunk_label, others))}; "
+               if others else "")
+            + f"{host}; TSC ticks")
 
 
 def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
@@ -218,7 +319,7 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
         f"| guest | {emulators}; TCG "
         "`-icount shift=0,sleep=off`: the guest's counter "
         "counts instructions, exact and the same on every repetition |",
-        f"| native | the x86_64 modules' own code in a host process; {host}; TSC ticks |",
+        f"| native | {native_scope(context, host)} |",
         f"| run | `{context['run_id']}` ({context['date'][:10]}): "
         f"[samples]({rel}/samples.csv), [context]({rel}/context.json), "
         f"[verdict.csv]({rel}/verdict.csv) |",
@@ -244,12 +345,17 @@ QUESTIONS = {
 
 def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
            repo_root: Path, pages: list[str], figure: str | None,
-           found: dict[str, str] | None = None) -> str:
+           found: dict[str, str] | None = None, thunks: pd.DataFrame | None = None) -> str:
     """REPORT.md: the question, the answer, its scope, the two tables, the figure, and a
     line per further question linking to its page."""
     rel = Path(os.path.relpath(run, repo_root))
     profile, kernel = profile_of(context), kernel_of(context)
     main = table[(table.profile == profile) & (table.kernel == kernel)]
+    thunks = pd.DataFrame(columns=["profile", "kernel", "arch", "config", "thunk", "variant"]) \
+        if thunks is None else thunks
+    thunks = thunks[(thunks.profile == profile) & (thunks.kernel == kernel)]
+    host = context.get("native_about", {}).get("host_thunk", {}).get("name", "ret")
+    refused = native_refused(context)
     incomplete = ([f"> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. Every figure "
                    "below covers only what the run recorded.", ""]
                   if not context.get("complete") else [])
@@ -258,7 +364,7 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
                        "distributions build), Rust's `declare_trace!` site is C's NOP"),
         c_against_rust(main, "no_jump_label", "**Without jump labels**, Rust's site reads the "
                        "key's count as C's does"),
-        helper_sentence(main), arguments_sentence(main),
+        helper_sentence(main, thunks, host, refused), arguments_sentence(main),
         mainline_sentence(table, profile, kernel, next(
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
     titles = dict(PAGES)
@@ -279,14 +385,30 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         "Rust in 6.12) or not measured.", "",
         *site_table(table), "",
     ]
-    native = native_table(main)
+    native = native_table(main, context)
+    lines += [f"## Native time per site (x86_64, TSC ticks per call, returns as this host's "
+              f"kernel sends them: {thunk_label(host) if not refused else 'not timed'})", ""]
     if native:
-        lines += ["## Native time per site (x86_64, TSC ticks per call)", "",
-                  "The modules' own loop code run in a host process: median (min..max) over "
+        lines += ["The modules' own loop code run in a host process: median (min..max) over "
                   "processes and placements of `.text`; a site some process could not tell "
                   "from zero (within the A/A noise: the C site against itself, timed twice in "
                   "one process) is not resolved, given as less than the largest cost seen.",
                   "", *native, ""]
+    else:
+        lines += ["**No native figure as this host's kernel runs the code**: "
+                  + (refused or "the run has no native samples") + "."
+                  + (" The return thunks below stand in." if not thunks.empty else ""), ""]
+    table_of_thunks = thunk_table(thunks)
+    if table_of_thunks:
+        lines += ["## What the helper costs under each return thunk (x86_64, TSC ticks per "
+                  "call)", "",
+                  "The same modules and matrix, on the same host in the same run, with every "
+                  "return of the module sent where a kernel with each mitigation sends it "
+                  "(the thunks' own code, from 6.12's `arch/x86/lib/retpoline.S`): what a "
+                  "disabled event costs a helper-calling Rust driver on a machine that needs "
+                  "each. The host kernel's own choice is marked; the others are forced on "
+                  "this host's CPU, so they hold for this CPU running that code, not for the "
+                  "CPUs that need it.", "", *table_of_thunks, ""]
     if figure:
         lines += [f"![{figure.split('/')[-1]}]({rel}/{figure})", ""]
     lines += ["## Further questions", ""]

@@ -38,13 +38,42 @@ def changes(new: pd.DataFrame, old: pd.DataFrame) -> list[str]:
         for column, words in EXACT:
             if column in ra and column in rb and not same(ra[column], rb[column]):
                 out.append(f"{name}: {words} {fmt(rb[column])} -> {fmt(ra[column])}")
-        if all(pd.notna(r.get(c)) for r in (ra, rb) for c in ("native_min", "native_max")):
-            if ra.native_min > rb.native_max or ra.native_max < rb.native_min:
-                out.append(f"{name}: native {rb.native_min:.2f}..{rb.native_max:.2f} -> "
-                           f"{ra.native_min:.2f}..{ra.native_max:.2f} {ra.native_unit} "
-                           "(the ranges over processes no longer overlap)")
+        out += native_change(name, ra, rb)
     out += [f"new: {w}" for w in panel_words(k for k in a.index if k not in b.index)]
     out += [f"gone: {w}" for w in panel_words(k for k in b.index if k not in a.index)]
+    return out
+
+
+def native_change(name: str, ra, rb) -> list[str]:
+    """A native figure one row has and the other lacks, or ranges that no longer overlap."""
+    has_a, has_b = (pd.notna(r.get("native_min")) for r in (ra, rb))
+    if has_a != has_b:
+        return [f"{name}: native figure " + (
+            f"new ({ra.native_min:.2f}..{ra.native_max:.2f} {ra.native_unit})" if has_a else
+            f"gone (was {rb.native_min:.2f}..{rb.native_max:.2f} {rb.native_unit})")]
+    if has_a and (ra.native_min > rb.native_max or ra.native_max < rb.native_min):
+        return [f"{name}: native {rb.native_min:.2f}..{rb.native_max:.2f} -> "
+                f"{ra.native_min:.2f}..{ra.native_max:.2f} {ra.native_unit} "
+                "(the ranges over processes no longer overlap)"]
+    return []
+
+
+THUNK_KEY = ["arch", "config", "profile", "kernel", "thunk", "variant"]
+
+
+def thunk_changes(new: pd.DataFrame, old: pd.DataFrame) -> list[str]:
+    """The native figures under each return thunk (thunks.csv): one line per figure one run
+    has and the other lacks, or whose ranges over processes no longer overlap. The host
+    kernel's own thunk in both runs is `changes`' to tell (verdict.csv's native columns)."""
+    a, b = new.set_index(THUNK_KEY), old.set_index(THUNK_KEY)
+    out = []
+    for key in a.index.union(b.index):
+        if all(key not in t.index or str(t.loc[key].host) == "True" for t in (a, b)):
+            continue
+        name = " ".join(str(k) for k in key[:4] + key[5:])
+        ra = a.loc[key] if key in a.index else pd.Series(dtype=object)
+        rb = b.loc[key] if key in b.index else pd.Series(dtype=object)
+        out += native_change(f"{name} (returns through {key[4]})", ra, rb)
     return out
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis import codegen, sites, size, stats, validate
 from analysis.plots import ordered
-from kelf.rewrites import no_return_thunk
+from kelf.rewrites import THUNKS, no_return_thunk
 from runner import config as cfg, console, matrix, records
 from runner.bench import runner_gone
 
@@ -666,7 +666,8 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
         guest = stats.rows(stats.guest(summary), arch=arch, config=config, state="disabled")
         head = " | ".join(f"{a} ({'kernel placement' if a == 'native' else '.text ' + a[6:] + ' B'})"
                           for a in accels)
-        out += [f"### {arch} {config}", "",
+        out += [f"### {arch} {config}, returns as this host's kernel sends them: "
+                f"{thunk_words(context)}", "",
                 f"| variant | guest | {head} | spread over placements |",
                 "|---|---|" + "---|" * len(accels) + "---|"]
         for variant in ordered(mine.variant):
@@ -688,6 +689,16 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
                 + f" {unit} per call.", ""]
         out += alignment_finding(mine, noise, unit)
     return out
+
+
+def thunk_words(context: dict) -> str:
+    """The return the native figures of samples.csv ran through: the host kernel's choice."""
+    chosen = context.get("native_about", {}).get("host_thunk")
+    if chosen is None:
+        return "plain `ret` (the run predates recording the choice)"
+    name = chosen["name"]
+    return ("a thunk not reproduced here" if name is None else
+            "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`") + f" ({chosen['why']})"
 
 
 def alignment_finding(mine: pd.DataFrame, noise: dict, unit: str) -> list[str]:
@@ -769,7 +780,8 @@ def mitigations(context: dict) -> list[str]:
                    if r["action"] not in ("refuse", "keep")]
         refused = [f"{where} {v}: {why}" for where, vs in about.get("refused", {}).items()
                    for v, why in vs.items()]
-        out.append(f"- native: the host's kernel says {said}. The loader wrote what that "
+        out.append(f"- native: the host's kernel says {said}; its returns: "
+                   f"{thunk_words(context)}. The loader wrote what that "
                    f"kernel writes at load time: {', '.join(applied) or 'nothing'}; "
                    + (f"refused: {'; '.join(refused)}." if refused else
                       "no variant reached a site it does not reproduce."))
@@ -1185,6 +1197,16 @@ def load_run(run: Path, allow_incomplete: bool):
         raise SystemExit(f"{run}: samples.csv has no samples")
     context, samples = normalize(context, samples)
     return context, in_instructions(context, samples)
+
+
+def load_thunk_samples(run: Path) -> pd.DataFrame:
+    """The native samples of the return thunks other than the host kernel's own
+    (native-thunks.csv, checked by validate.check_run with samples.csv); empty for a run
+    made before they were timed."""
+    path = run / validate.THUNK_SAMPLES
+    if not path.exists():
+        return pd.DataFrame(columns=validate.COLUMNS_THUNKS)
+    return pd.read_csv(path)
 
 
 def in_instructions(context: dict, samples: pd.DataFrame) -> pd.DataFrame:

@@ -11,11 +11,15 @@ import json
 from pathlib import Path
 
 from analysis import stats
+from kelf.rewrites import THUNKS
 from runner import matrix
 from runner.bench import runner_gone
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
+# native-thunks.csv: the native samples of the return thunks other than the host's own.
+THUNK_SAMPLES = "native-thunks.csv"
+COLUMNS_THUNKS = ["arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles"]
 ARCHS = ("x86_64", "arm64", "arm", "riscv64", "loongarch64")   # as runner.config.ARCHS
 CONFIGS = ("jump_label", "no_jump_label")
 STATES = matrix.STATES
@@ -33,15 +37,17 @@ def accel_known(accel: str) -> bool:
         accel == "native" or accel.removeprefix("native+").isdigit())
 
 
-def samples_problems(text: str, name: str = "samples.csv") -> list[str]:
-    """Every problem of a samples.csv, as "<name> line <k>: <what>" (pure)."""
+def samples_problems(text: str, name: str = "samples.csv",
+                     headers=(COLUMNS_V2, COLUMNS_V1)) -> list[str]:
+    """Every problem of a samples.csv (or, with `headers` COLUMNS_THUNKS, of a
+    native-thunks.csv), as "<name> line <k>: <what>" (pure)."""
     lines = text.splitlines()
     if not lines:
         return [f"{name}: empty (no header, no samples)"]
     header = lines[0].split(",")
-    if header not in (COLUMNS_V2, COLUMNS_V1):
+    if header not in headers:
         return [f"{name} line 1: header {','.join(header)!r}, expected "
-                f"{','.join(COLUMNS_V2)!r}"]
+                f"{','.join(headers[0])!r}"]
     if not text.endswith("\n"):
         return [f"{name} line {len(lines)}: the last line has no newline: the file was cut "
                 "short while being written"]
@@ -63,6 +69,8 @@ def samples_problems(text: str, name: str = "samples.csv") -> list[str]:
             problems.append(f"{name} line {k}: unknown accelerator {r['accel']!r}")
         if r["state"] not in STATES:
             problems.append(f"{name} line {k}: unknown state {r['state']!r}")
+        if "thunk" in r and r["thunk"] not in THUNKS:
+            problems.append(f"{name} line {k}: unknown return thunk {r['thunk']!r}")
         if r["variant"] not in VARIANTS:
             problems.append(f"{name} line {k}: unknown variant {r['variant']!r}")
         key = tuple(r[c] for c in header if c != "cycles")
@@ -101,6 +109,10 @@ def check_run(run: Path) -> dict:
         raise BadRun(f"{samples_path}: missing; the run recorded no samples "
                      f"({reason or 'no reason recorded'})")
     problems = samples_problems(samples_path.read_text(errors="replace"), str(samples_path))
+    thunks_path = run / THUNK_SAMPLES
+    if thunks_path.exists():
+        problems += samples_problems(thunks_path.read_text(errors="replace"), str(thunks_path),
+                                     (COLUMNS_THUNKS,))
     if problems:
         more = len(problems) - SHOWN
         raise BadRun("refusing to analyse a damaged run:\n  " + "\n  ".join(problems[:SHOWN])

@@ -7,6 +7,7 @@ import re
 import pandas as pd
 
 from analysis import report, sites, stats
+from kelf.rewrites import THUNKS
 from runner import matrix
 
 # (site kind, who writes it, variant): the sites a driver author chooses between.
@@ -21,7 +22,12 @@ ARGUMENT_BARE = {variant: bare for _, variant, bare in report.ARGUMENT_SITES}
 
 COLUMNS = ["arch", "config", "profile", "kernel", "site_kind", "language", "variant",
            "instructions_per_site", "argument_loads", "calls_while_off", "native_median",
-           "native_min", "native_max", "native_processes", "native_noise", "native_unit"]
+           "native_min", "native_max", "native_processes", "native_noise", "native_unit",
+           "native_thunk"]
+# thunks.csv: each site's native cost under each return thunk the native stage timed.
+THUNK_COLUMNS = ["arch", "config", "profile", "kernel", "thunk", "host", "variant",
+                 "native_median", "native_min", "native_max", "native_processes",
+                 "native_noise", "native_unit"]
 
 # A call in a path word, on each architecture: "call f", "bl f", "jal f", "jirl ... f".
 _CALL = re.compile(r"^`?(?:call|bl|blx|jal|jalr)\s+([A-Za-z_][\w.]*)")
@@ -77,8 +83,36 @@ def process_costs(samples: pd.DataFrame, reps: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def thunk_costs(samples: pd.DataFrame, forced: pd.DataFrame, host: str | None, reps: int,
+                unit: str, profile: str, kernel: str) -> pd.DataFrame:
+    """Each site's native cost under each return thunk: the host kernel's own (`host`, the
+    native rows of samples.csv) and the others timed beside it (`forced`, native-thunks.csv
+    rows): median, min and max over processes and placements, with that thunk's A/A noise."""
+    frames = [stats.native(stats.rows(samples, state="disabled")).assign(thunk=host)
+              if host else None,
+              stats.rows(forced, state="disabled") if not forced.empty else None]
+    frames = [f for f in frames if f is not None and not f.empty]
+    rows = []
+    for thunk, g in (pd.concat(frames, ignore_index=True).groupby("thunk", sort=False)
+                     if frames else ()):
+        g = g.drop(columns="thunk")
+        costs, noise = process_costs(g, reps), aa_noise(g, reps)
+        for (arch, config, variant), p in costs.groupby(["arch", "config", "variant"]):
+            rows.append(dict(arch=arch, config=config, profile=profile, kernel=kernel,
+                             thunk=thunk, host=thunk == host, variant=variant,
+                             native_median=p.cost.median(), native_min=p.cost.min(),
+                             native_max=p.cost.max(),
+                             native_processes=int(p["round"].nunique()),
+                             native_noise=noise.get((arch, config)), native_unit=unit))
+    table = pd.DataFrame(rows, columns=THUNK_COLUMNS)
+    order = {t: k for k, t in enumerate(THUNKS)}
+    return (table.assign(order=table.thunk.map(order))
+            .sort_values(["arch", "config", "order"], kind="stable")
+            .drop(columns="order").reset_index(drop=True))
+
+
 def verdict(summary: pd.DataFrame, samples: pd.DataFrame, paths: dict, reps: int,
-            profile: str, kernel: str) -> pd.DataFrame:
+            profile: str, kernel: str, host_thunk: str | None = None) -> pd.DataFrame:
     """The verdict rows of one run directory (one profile, one kernel)."""
     guest = stats.rows(stats.guest(summary), state="disabled")
     native = stats.native(summary)
@@ -113,9 +147,19 @@ def verdict(summary: pd.DataFrame, samples: pd.DataFrame, paths: dict, reps: int
                 native_max=mine.cost.max() if len(mine) else None,
                 native_processes=int(mine["round"].nunique()) if len(mine) else 0,
                 native_noise=noise.get((arch, config)) if len(mine) else None,
-                native_unit=native_unit if len(mine) else None))
+                native_unit=native_unit if len(mine) else None,
+                native_thunk=host_thunk if len(mine) else None))
     table = pd.DataFrame(rows, columns=COLUMNS)
     return table.astype({"argument_loads": "Int64", "native_processes": "int64"})
+
+
+def host_thunk(context: dict) -> str | None:
+    """The return thunk of the kernel whose host ran the native stage; "ret" for a run made
+    before it was recorded (those ran only where every return was patched to `ret`)."""
+    about = context.get("native_about", {})
+    if "host_thunk" not in about:
+        return "ret" if about.get("harness") else None
+    return about["host_thunk"]["name"]
 
 
 def native_reps(context: dict) -> int:

@@ -687,6 +687,9 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     for line in skipped:
         world.say(f"[tpbench] native: skipped {line}")
     if not modules:
+        # Said where the figures would be: REPORT.md reads why from the context.
+        context["native_about"] = {"ran": False, "why": "; ".join(skipped) or "no module"}
+        bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
         return []
     world.say(f"[tpbench] native: this host's kernel returns through "
               f"{host or 'a thunk not reproduced here'} ({host_why})")

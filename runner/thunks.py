@@ -41,6 +41,7 @@ DEPTH_VA = 0x40
 INT3, UD2, LFENCE, RET = b"\xcc", b"\x0f\x0b", b"\x0f\xae\xe8", b"\xc3"
 LEA_RSP_8 = bytes.fromhex("488d642408")      # lea 0x8(%rsp),%rsp
 NOP2 = bytes.fromhex("6690")                 # ASM_NOP2
+ENDBR64 = bytes.fromhex("f30f1efa")          # SYM_FUNC_START's ENDBR (CONFIG_X86_KERNEL_IBT)
 
 
 def align(x: int, a: int) -> int:
@@ -123,10 +124,12 @@ def untrain_ret(base: int) -> ThunkCode:
 
 
 def call_depth(base: int) -> ThunkCode:
-    """call_depth_return_thunk, `.align 64`: shift the depth counter; while calls are
-    credited, return; when it runs dry, refill the RSB with 16 calls and credit it again."""
-    at = base
-    code = gs_rip(bytes.fromhex("6548c125"), at, b"\x05")       # shlq $5, %gs:depth(%rip)
+    """call_depth_return_thunk: `.align 64`, then SYM_FUNC_START's 16 bytes of call
+    padding and ENDBR; shift the depth counter; while calls are credited, return; when it
+    runs dry, refill the RSB with 16 calls and credit it again."""
+    at = base + 16
+    code = ENDBR64
+    code += gs_rip(bytes.fromhex("6548c125"), at + len(code), b"\x05")   # shlq $5, depth
     code += b"\x74\x02" + RET + INT3                            # jz 1f; ret; int3
     code += (call(0, 6) + INT3) * 16                            # 1: call 2f; int3; 2: (x16)
     code += bytes.fromhex("4881c480000000")                     # add $0x80, %rsp

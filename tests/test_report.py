@@ -191,7 +191,8 @@ def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
     monkeypatch.setattr(cli, "REPO", native_run.parent.parent)
     assert cli.cmd_report(native_run, allow_incomplete=False) == 0
     front = (native_run.parent.parent / "REPORT.md").read_text()
-    assert "## Native time per site (x86_64, TSC ticks per call)" in front
+    assert ("## Native time per site (x86_64, TSC ticks per call, returns as this host's "
+            "kernel sends them: plain `ret`)") in front
     assert "not resolved" in front and "| x86_64 | JL=y |" in front
     text = "\n".join((native_run / "report" / f"{p}.md").read_text() for p in ("guest", "native"))
     summary = pd.read_csv(native_run / "summary.csv")
@@ -209,6 +210,60 @@ def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
     # 35204 at N=10000: a slope of 3.51 ticks a call.
     assert "| `rust_helper` | 9 instructions | 3.51 (3.51..3.52) |" in text
     assert (native_run / "plots" / "native.png").stat().st_size > 1000
+
+
+def refuse_every_variant(run, why: str) -> None:
+    """The fixture run as a host whose return thunk the loader does not know leaves it: no
+    native sample as that host's kernel runs the code, every variant refused with `why`,
+    and its native samples standing in as the plain `ret` thunk's (native-thunks.csv)."""
+    ctx = json.loads((run / "context.json").read_text())
+    samples = pd.read_csv(run / "samples.csv")
+    native = samples.accel.str.startswith("native")
+    samples[~native].to_csv(run / "samples.csv", index=False, lineterminator="\n")
+    forced = samples[native].assign(thunk="ret")
+    forced[["arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles"]].to_csv(
+        run / "native-thunks.csv", index=False, lineterminator="\n")
+    about = ctx["native_about"]
+    about["host_thunk"] = {"name": None, "why": why}
+    about["thunks"] = {"ret": {"symbol": "ret", "who": "", "timed": "native-thunks.csv"}}
+    about["refused"] = {f"x86_64/{c}": {v: f"the host's kernel returns through a thunk this "
+                                          f"loader does not know ({why})"
+                                       for v in about["matrix"]["variants"]}
+                        for c in ("jump_label", "no_jump_label")}
+    (run / "context.json").write_text(json.dumps(ctx, indent=2) + "\n")
+
+
+def test_a_native_stage_that_refused_everything_says_so_where_its_figures_would_be(
+        native_run, monkeypatch):
+    """REPORT.md keeps its native section, says there why nothing was timed as the host's
+    kernel runs it, says so in the scope table, and gives the thunks timed beside."""
+    refuse_every_variant(native_run, "retbleed: Mitigation: Something New")
+    monkeypatch.setattr(cli, "REPO", native_run.parent.parent)
+    assert cli.cmd_report(native_run, allow_incomplete=False) == 0
+    front = (native_run.parent.parent / "REPORT.md").read_text()
+    native = front[front.index("## Native time per site"):]
+    assert "**No native figure as this host's kernel runs the code**: every variant " \
+           "refused: the host's kernel returns through a thunk this loader does not know " \
+           "(retbleed: Mitigation: Something New)" in native
+    scope = next(line for line in front.splitlines() if line.startswith("| native |"))
+    assert "**not as this host's kernel runs it**" in scope and "Something New" in scope
+    assert "## What the helper costs under each return thunk" in front
+    assert "| JL=y | plain `ret` |" in front and "(this host's kernel)" not in front
+
+
+def test_a_run_without_a_native_stage_says_so(native_run, monkeypatch):
+    ctx = json.loads((native_run / "context.json").read_text())
+    del ctx["native_about"]
+    (native_run / "context.json").write_text(json.dumps(ctx, indent=2) + "\n")
+    samples = pd.read_csv(native_run / "samples.csv")
+    samples[~samples.accel.str.startswith("native")].to_csv(
+        native_run / "samples.csv", index=False, lineterminator="\n")
+    monkeypatch.setattr(cli, "REPO", native_run.parent.parent)
+    assert cli.cmd_report(native_run, allow_incomplete=False) == 0
+    front = (native_run.parent.parent / "REPORT.md").read_text()
+    assert "| native | **not measured**: the native stage did not run" in front
+    assert "**No native figure as this host's kernel runs the code**: the native stage " \
+           "did not run" in front
 
 
 def test_native_rows_stay_out_of_the_guest_tables(native_run):
@@ -501,6 +556,30 @@ def test_compare_names_what_changed_between_two_verdicts():
         "ticks (the ranges over processes no longer overlap)",
         "gone: arm jump_label distro series (c_trace)"]
     assert compare.changes(old, old) == []
+
+
+def test_compare_names_every_native_figure_one_run_lacks():
+    """A host that refused every variant leaves verdict rows without native figures; each
+    is named, and so is each figure under a return thunk one run timed and the other not."""
+    from analysis import compare
+    row = dict(arch="x86_64", config="jump_label", profile="distro", kernel="series",
+               variant="rust_helper", instructions_per_site=6, argument_loads=None,
+               calls_while_off="tpbench_trace_helper", native_median=1.8, native_min=1.5,
+               native_max=3.3, native_unit="TSC ticks")
+    old = pd.DataFrame([row])
+    new = old.assign(native_median=None, native_min=None, native_max=None, native_unit=None)
+    assert compare.changes(new, old) == [
+        "x86_64 jump_label distro series rust_helper: native figure gone (was 1.50..3.30 TSC "
+        "ticks)"]
+    thunk = dict(row, thunk="srso_alias", host=False, native_median=20.1, native_min=19.8,
+                 native_max=21.0)
+    host = dict(row, thunk="ret", host=True)
+    assert compare.thunk_changes(pd.DataFrame([host, thunk]), pd.DataFrame([host])) == [
+        "x86_64 jump_label distro series rust_helper (returns through srso_alias): native "
+        "figure new (19.80..21.00 TSC ticks)"]
+    assert compare.thunk_changes(pd.DataFrame([host]), pd.DataFrame([host, thunk])) == [
+        "x86_64 jump_label distro series rust_helper (returns through srso_alias): native "
+        "figure gone (was 19.80..21.00 TSC ticks)"]
 
 
 def test_the_expected_counts_agree_with_the_committed_run():

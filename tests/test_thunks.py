@@ -55,7 +55,7 @@ def test_every_thunk_sits_where_the_kernel_puts_it():
     assert thunks.thunk_code("srso").symbols["srso_safe_ret"] % 64 == 0
     assert thunks.thunk_code("untrain_ret").symbols["retbleed_return_thunk"] % 64 == 0
     assert thunks.thunk_code("its").symbols["its_return_thunk"] % 64 == 32
-    assert thunks.thunk_code("call_depth").symbols["call_depth_return_thunk"] % 64 == 0
+    assert thunks.thunk_code("call_depth").symbols["call_depth_return_thunk"] % 64 == 16
     for name in THUNKS:
         code = thunks.thunk_code(name)
         assert (code.return_thunk is None) == (name == "ret")
@@ -130,6 +130,13 @@ def test_each_thunk_is_the_kernels_own_code(kernels, name):
         assert disassemble(mine, at, ours_names) == disassemble(kernel, theirs[symbol],
                                                                 their_names), symbol
         assert at % 64 == theirs[symbol] % 64, f"{symbol}: placed otherwise in its cache line"
+    if name == "call_depth":
+        # callthunks.c's template, written into each callee's padding.
+        template = code.call_thunk(0x1000)
+        kernel = kernel_bytes(vmlinux, theirs["skl_call_thunk_template"], len(template))
+        assert disassemble(template, 0x1000, {}) == disassemble(
+            kernel, theirs["skl_call_thunk_template"], {})
+        assert theirs["skl_call_thunk_tail"] - theirs["skl_call_thunk_template"] == len(template)
     if name == "srso_alias":
         assert (theirs["srso_alias_safe_ret"] - theirs["srso_alias_untrain_ret"]
                 == code.symbols["srso_alias_safe_ret"] - code.symbols["srso_alias_untrain_ret"])
