@@ -197,7 +197,9 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     shutil.rmtree(pages_dir, ignore_errors=True)
     pages_dir.mkdir()
     checks = tagged(run, "codegen-checks-", ".txt")
-    pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes)
+    pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
+                         thunk_table[(thunk_table.profile == profile)
+                                     & (thunk_table.kernel == report.kernel_of(context))])
     for name, text in pages.items():
         (pages_dir / f"{name}.md").write_text(text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),

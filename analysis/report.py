@@ -667,7 +667,7 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
         head = " | ".join(f"{a} ({'kernel placement' if a == 'native' else '.text ' + a[6:] + ' B'})"
                           for a in accels)
         out += [f"### {arch} {config}, returns as this host's kernel sends them: "
-                f"{thunk_words(context)}", "",
+                f"{thunk_words(context, why=False)}", "",
                 f"| variant | guest | {head} | spread over placements |",
                 "|---|---|" + "---|" * len(accels) + "---|"]
         for variant in ordered(mine.variant):
@@ -691,14 +691,16 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
     return out
 
 
-def thunk_words(context: dict) -> str:
-    """The return the native figures of samples.csv ran through: the host kernel's choice."""
+def thunk_words(context: dict, why: bool = True) -> str:
+    """The return the native figures of samples.csv ran through: the host kernel's choice
+    (and why, from its vulnerabilities lines)."""
     chosen = context.get("native_about", {}).get("host_thunk")
     if chosen is None:
         return "plain `ret` (the run predates recording the choice)"
     name = chosen["name"]
     return ("a thunk not reproduced here" if name is None else
-            "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`") + f" ({chosen['why']})"
+            "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`") + (
+        f" ({chosen['why']})" if why else "")
 
 
 def alignment_finding(mine: pd.DataFrame, noise: dict, unit: str) -> list[str]:
@@ -936,6 +938,34 @@ PAGES = (("guest", "Inside the guest: every variant in every state"),
          ("method", "Method, provenance, reproduction"))
 
 
+def thunk_section(thunks: pd.DataFrame) -> list[str]:
+    """Every variant's native cost under each return thunk: median (min..max) over processes
+    and placements, a column per thunk."""
+    out = ["## Under each return thunk", "",
+           "Every return of the module sent where a kernel with that mitigation sends it, on "
+           "this host's CPU (the thunks' own code: `runner/thunks.py`); the host kernel's own "
+           "marked with *. Per call, the site's loop minus its baseline: median (min..max) over "
+           "processes and placements; the A/A noise of each thunk's processes last.", ""]
+    for (arch, config), mine in thunks.groupby(["arch", "config"], sort=False):
+        names = list(dict.fromkeys(mine.thunk))
+        host = set(mine[mine.host.astype(str) == "True"].thunk)
+        out += [f"### {arch} {config}", "",
+                "| variant | " + " | ".join(f"{t}{' *' if t in host else ''}" for t in names)
+                + " |", "|---|" + "---:|" * len(names)]
+        for variant in ordered(mine.variant.unique()):
+            cells = []
+            for t in names:
+                r = mine[(mine.variant == variant) & (mine.thunk == t)]
+                cells.append("" if r.empty else f"{r.native_median.iloc[0]:.2f} "
+                             f"({r.native_min.iloc[0]:.2f}..{r.native_max.iloc[0]:.2f})")
+            out.append(f"| `{variant}` | " + " | ".join(cells) + " |")
+        noise = [mine[mine.thunk == t].native_noise.iloc[0] for t in names]
+        out.append("| A/A noise | " + " | ".join("" if pd.isna(n) else f"{n:.2f}" for n in noise)
+                   + " |")
+        out.append("")
+    return out
+
+
 def process_table(processes: pd.DataFrame, unit: str) -> list[str]:
     """Each native process's cost of each site (the median over its placements of .text):
     the spread a reader's own run may land anywhere in."""
@@ -963,10 +993,11 @@ def process_table(processes: pd.DataFrame, unit: str) -> list[str]:
 
 
 def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, str],
-          repo_root: Path, paths=None, sizes=None, others=(), processes=None) -> dict[str, str]:
+          repo_root: Path, paths=None, sizes=None, others=(), processes=None,
+          thunks=None) -> dict[str, str]:
     """The detail pages of a run (<run>/report/<name>.md), by name; a page with nothing to
     say for this run is left out. `others` are its further build profiles and kernels
-    (Analysed)."""
+    (Analysed); `thunks` its native costs per return thunk (analysis.verdict.thunk_costs)."""
     summary = stats.guest(everything)
     accel = sorted({c["accel"] for c in context["configs"].values()})
     main = Analysed(run, context, everything, paths or {})
@@ -1004,6 +1035,9 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
     body["native"] = native_section(run, everything, context)
     if body["native"]:
         body["native"] += process_table(processes, stats.NATIVE_UNIT)
+    if thunks is not None and not thunks.empty:
+        body["native"] = (body["native"] or ["## Native: the module's own code on the host CPU",
+                                             ""]) + thunk_section(thunks)
     body["driver"] = arguments_section(run, summary, paths or {}, rel)
     body["dense"] = density_section(summary, paths or {}, profile_of(context))
     records_checked = record_words(record_check(run, context))
