@@ -120,8 +120,12 @@ def cmd_bench(args) -> int:
 def cmd_native(args) -> int:
     """The native stage: the run's modules of this host's architecture, timed on its CPU."""
     from runner import native  # pandas and pyelftools: installed by `deps`, so not imported before it
-    rows = native.measure_run(Path(args.run))
-    world.say(f"[tpbench] native: {len(rows)} samples added to {Path(args.run) / 'samples.csv'}")
+    run = Path(args.run)
+    rows = native.measure_run(run)
+    thunks = run / native.THUNK_SAMPLES
+    world.say(f"[tpbench] native: {len(rows)} samples through the host kernel's own return in "
+              f"{run / 'samples.csv'}"
+              + (f"; the other return thunks' in {thunks}" if thunks.exists() else ""))
     return 0
 
 
