@@ -1235,7 +1235,7 @@ def load_run(run: Path, allow_incomplete: bool):
 
 def load_thunk_samples(run: Path) -> pd.DataFrame:
     """The native samples of the return thunks other than the host kernel's own
-    (native-thunks.csv, checked by validate.check_run with samples.csv); empty for a run
+    (native-thunks.csv.gz, checked by validate.check_run with samples.csv); empty for a run
     made before they were timed."""
     path = run / validate.THUNK_SAMPLES
     if not path.exists():

@@ -7,6 +7,7 @@ copies of real files.
 """
 
 import csv
+import gzip
 import json
 from pathlib import Path
 
@@ -17,8 +18,8 @@ from runner.bench import runner_gone
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
-# native-thunks.csv: the native samples of the return thunks other than the host's own.
-THUNK_SAMPLES = "native-thunks.csv"
+# native-thunks.csv.gz: the native samples of the return thunks other than the host's own.
+THUNK_SAMPLES = "native-thunks.csv.gz"
 COLUMNS_THUNKS = ["arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles"]
 ARCHS = ("x86_64", "arm64", "arm", "riscv64", "loongarch64")   # as runner.config.ARCHS
 CONFIGS = ("jump_label", "no_jump_label")
@@ -40,7 +41,7 @@ def accel_known(accel: str) -> bool:
 def samples_problems(text: str, name: str = "samples.csv",
                      headers=(COLUMNS_V2, COLUMNS_V1)) -> list[str]:
     """Every problem of a samples.csv (or, with `headers` COLUMNS_THUNKS, of a
-    native-thunks.csv), as "<name> line <k>: <what>" (pure)."""
+    native-thunks.csv.gz, unpacked), as "<name> line <k>: <what>" (pure)."""
     lines = text.splitlines()
     if not lines:
         return [f"{name}: empty (no header, no samples)"]
@@ -111,8 +112,13 @@ def check_run(run: Path) -> dict:
     problems = samples_problems(samples_path.read_text(errors="replace"), str(samples_path))
     thunks_path = run / THUNK_SAMPLES
     if thunks_path.exists():
-        problems += samples_problems(thunks_path.read_text(errors="replace"), str(thunks_path),
-                                     (COLUMNS_THUNKS,))
+        try:
+            text = gzip.decompress(thunks_path.read_bytes()).decode(errors="replace")
+        except (OSError, EOFError) as e:
+            problems.append(f"{thunks_path}: not a whole gzip file ({e}): it was cut short "
+                            "or damaged")
+        else:
+            problems += samples_problems(text, str(thunks_path), (COLUMNS_THUNKS,))
     if problems:
         more = len(problems) - SHOWN
         raise BadRun("refusing to analyse a damaged run:\n  " + "\n  ".join(problems[:SHOWN])

@@ -86,7 +86,7 @@ def process_costs(samples: pd.DataFrame, reps: int) -> pd.DataFrame:
 def thunk_costs(samples: pd.DataFrame, forced: pd.DataFrame, host: str | None, reps: int,
                 unit: str, profile: str, kernel: str) -> pd.DataFrame:
     """Each site's native cost under each return thunk: the host kernel's own (`host`, the
-    native rows of samples.csv) and the others timed beside it (`forced`, native-thunks.csv
+    native rows of samples.csv) and the others timed beside it (`forced`, native-thunks.csv.gz
     rows): median, min and max over processes and placements, with that thunk's A/A noise."""
     frames = [stats.native(stats.rows(samples, state="disabled")).assign(thunk=host)
               if host else None,

@@ -24,6 +24,7 @@ Loading is pure (bytes in, image out); running the harness is the only side
 effect. Nothing here touches the host kernel.
 """
 
+import gzip
 import json
 import os
 import platform
@@ -76,7 +77,12 @@ CALL_OPCODES = (0xE8, 0xE9)   # call rel32, jmp rel32
 # difference between the two copies is the run's noise (analysis.stats reads the name).
 AA_TWIN, AA_OF = "aa_c_trace", "c_trace"
 # The samples of the return thunks other than the host kernel's own, timed beside it.
-THUNK_SAMPLES = "native-thunks.csv"
+# Gzipped: five thunks' samples are five times the host's.
+THUNK_SAMPLES = "native-thunks.csv.gz"
+# The variants timed through them: the bare sites, the two that call out of line while off
+# (the helper and the count read by a call), and their baselines (the A/A twin joins c_trace).
+THUNK_VARIANTS = ("c_base", "rust_base", "c_trace", "rust_trace", "rust_helper",
+                  "rust_count_call")
 THUNK_COLUMNS = ("arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles")
 
 
@@ -670,7 +676,9 @@ def merge_samples(path: Path, rows: list[dict], done: set, columns) -> None:
     new = pd.DataFrame(rows, columns=columns)
     merged = pd.concat([df for df in (old, new) if not df.empty] or [new],
                        ignore_index=True)[list(columns)]
-    bench.write_atomically(path, merged.to_csv(index=False, lineterminator="\n"))
+    text = merged.to_csv(index=False, lineterminator="\n")
+    bench.write_atomically(path, gzip.compress(text.encode(), mtime=0)
+                           if path.suffix == ".gz" else text)
 
 
 def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
@@ -678,7 +686,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                 thunk_names=tuple(THUNKS)) -> list[dict]:
     """Times every runnable module of `run` at every placement, `rounds` times over: with
     the host kernel's own return thunk into run/samples.csv, and with each other thunk of
-    `thunk_names` into run/native-thunks.csv (replacing that module's earlier native
+    `thunk_names` into run/native-thunks.csv.gz (THUNK_VARIANTS alone; replacing that module's earlier native
     samples). Returns the host's rows."""
     vulns = host_vulnerabilities()
     flags = host_cpu_flags()
@@ -711,7 +719,8 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                 refused[tag] = mine
             elif mine:
                 thunk_refused[f"{tag}/{thunk}"] = mine
-            variants = [v for v in matrix["variants"] if v not in mine]
+            variants = [v for v in matrix["variants"] if v not in mine
+                        and (is_host or v in THUNK_VARIANTS)]
             if variants:
                 todo.append((Planned(code, arch, config, variants, mine), thunk, rewrites,
                              is_host))
@@ -759,7 +768,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         "rounds": rounds,
         "host_vulnerabilities": vulns,
         # The return thunk of the host's kernel (None: not one this loader knows), and the
-        # others timed beside it (native-thunks.csv).
+        # others timed beside it (native-thunks.csv.gz).
         "host_thunk": {"name": host, "why": host_why},
         "thunks": {t: {"symbol": THUNKS[t][0], "who": THUNKS[t][1],
                        "timed": "samples.csv" if is_host else THUNK_SAMPLES}

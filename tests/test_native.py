@@ -327,7 +327,7 @@ def test_every_thunk_runs_on_this_cpu(thunk, tmp_path):
 def test_an_unknown_host_thunk_refuses_the_host_figures_and_says_why(tmp_path, monkeypatch):
     """A vulnerabilities line the loader does not know: no variant is timed as the host's
     (samples.csv gets none), every one is refused with the line quoted, and every thunk
-    is still timed beside it (native-thunks.csv)."""
+    is still timed beside it (native-thunks.csv.gz)."""
     run = tmp_path / "run"
     shutil.copytree(DISTRO_RUN, run, ignore=shutil.ignore_patterns("*.png", "report"))
     for ko in run.glob("tpbench-*.ko"):

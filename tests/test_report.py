@@ -215,17 +215,17 @@ def test_report_puts_native_time_beside_instructions(native_run, monkeypatch):
 def refuse_every_variant(run, why: str) -> None:
     """The fixture run as a host whose return thunk the loader does not know leaves it: no
     native sample as that host's kernel runs the code, every variant refused with `why`,
-    and its native samples standing in as the plain `ret` thunk's (native-thunks.csv)."""
+    and its native samples standing in as the plain `ret` thunk's (native-thunks.csv.gz)."""
     ctx = json.loads((run / "context.json").read_text())
     samples = pd.read_csv(run / "samples.csv")
     native = samples.accel.str.startswith("native")
     samples[~native].to_csv(run / "samples.csv", index=False, lineterminator="\n")
     forced = samples[native].assign(thunk="ret")
     forced[["arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles"]].to_csv(
-        run / "native-thunks.csv", index=False, lineterminator="\n")
+        run / "native-thunks.csv.gz", index=False, lineterminator="\n")
     about = ctx["native_about"]
     about["host_thunk"] = {"name": None, "why": why}
-    about["thunks"] = {"ret": {"symbol": "ret", "who": "", "timed": "native-thunks.csv"}}
+    about["thunks"] = {"ret": {"symbol": "ret", "who": "", "timed": "native-thunks.csv.gz"}}
     about["refused"] = {f"x86_64/{c}": {v: f"the host's kernel returns through a thunk this "
                                           f"loader does not know ({why})"
                                        for v in about["matrix"]["variants"]}

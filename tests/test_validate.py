@@ -1,6 +1,7 @@
 """analysis refuses a damaged run with one message naming the file, the line and the
 problem: damaged copies of a real committed samples.csv, through the real command."""
 
+import gzip
 import shutil
 
 import pytest
@@ -91,29 +92,39 @@ def test_a_run_naming_a_further_run_it_lacks_is_refused(run, capsys, key, name):
 
 
 def thunk_samples(run, edit=lambda lines: lines) -> None:
-    """native-thunks.csv made from the run's own native samples, as through plain `ret`."""
+    """native-thunks.csv.gz made from the run's own native samples, as through plain `ret`."""
     lines = (run / "samples.csv").read_text().splitlines(keepends=True)
     header = "arch,config,thunk,accel,variant,state,n,rep,cycles\n"
     rows = [line.replace(",", ",ret,", 2).replace(",ret,", ",", 1) for line in lines[1:]
             if ",native" in line]
     assert rows
-    (run / "native-thunks.csv").write_text("".join(edit([header] + rows)))
+    (run / "native-thunks.csv.gz").write_bytes(gzip.compress("".join(edit([header] + rows))
+                                                             .encode()))
+
+
+def test_a_cut_gzip_of_thunk_samples_is_refused_by_name(run, capsys):
+    thunk_samples(run)
+    path = run / "native-thunks.csv.gz"
+    path.write_bytes(path.read_bytes()[:-100])
+    message = refused(run, capsys)
+    assert "native-thunks.csv.gz: not a whole gzip file" in message
+    assert "Traceback" not in message
 
 
 @pytest.mark.parametrize("edit, words", [
     (lambda lines: lines[:-1] + [lines[-1][:-8]],
-     "native-thunks.csv line {last}: the last line has no newline"),
+     "native-thunks.csv.gz line {last}: the last line has no newline"),
     (lambda lines: lines[:2] + [lines[2].replace(",ret,", ",retpoline,")] + lines[3:],
-     "native-thunks.csv line 3: unknown return thunk 'retpoline'"),
+     "native-thunks.csv.gz line 3: unknown return thunk 'retpoline'"),
     (lambda lines: [lines[0].replace("thunk,", "")] + lines[1:],
-     "native-thunks.csv line 1: header"),
+     "native-thunks.csv.gz line 1: header"),
 ])
 def test_a_damaged_thunk_samples_file_is_refused_by_name(run, capsys, edit, words):
     """native-thunks.csv is read with samples.csv and refused the same way, naming it."""
     thunk_samples(run)
-    good = (run / "native-thunks.csv").read_text()
+    good = gzip.decompress((run / "native-thunks.csv.gz").read_bytes()).decode()
     assert validate.samples_problems(good, "native-thunks.csv", (validate.COLUMNS_THUNKS,)) == []
     thunk_samples(run, edit)
-    last = len((run / "native-thunks.csv").read_text().splitlines())
+    last = len(gzip.decompress((run / "native-thunks.csv.gz").read_bytes()).decode().splitlines())
     message = refused(run, capsys)
     assert words.format(last=last) in message and "Traceback" not in message
