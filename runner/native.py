@@ -137,6 +137,12 @@ def host_thunk() -> tuple[str | None, str]:
     return return_thunk(host_vulnerabilities(), identity.get("vendor"), family)
 
 
+def host_kernel_version() -> tuple[int, int]:
+    """(major, minor) of the host's running kernel, e.g. (6, 18) for 6.18.44-fc-v1272."""
+    m = re.match(r"(\d+)\.(\d+)", platform.release())
+    return (int(m.group(1)), int(m.group(2))) if m else (6, 12)
+
+
 def host_vulnerabilities() -> dict[str, str]:
     """The host kernel's /sys/devices/system/cpu/vulnerabilities, file name -> its line."""
     if not VULNERABILITIES.is_dir():
@@ -398,7 +404,8 @@ def align(x: int, a: int) -> int:
 
 
 def lay_out(code: ModuleCode, variants, shift: int = 0,
-            rewrites: dict[str, Rewrite] | None = None, thunk: str = "ret") -> Image:
+            rewrites: dict[str, Rewrite] | None = None, thunk: str = "ret",
+            kernel: tuple[int, int] = (6, 12)) -> Image:
     """The module's .text at BASE + shift with every relocation applied, then the load-time
     rewrites of `rewrites`, returns going through `thunk` (pure)."""
     text_addr = BASE + shift
@@ -440,7 +447,7 @@ def lay_out(code: ModuleCode, variants, shift: int = 0,
         else:
             raise ModuleError(f"{code.path}: relocation type {typ} at .text+{off:#x} "
                               f"({name}) is not handled by the native loader")
-    laid = thunks.thunk_code(thunk)
+    laid = thunks.thunk_code(thunk, kernel=kernel)
     apply_rewrites(code, text, rewrites or {}, text_addr, laid)
     # The per-CPU page the call depth counter lives in, reached through %gs.
     percpu = align(cursor, PAGE)
@@ -552,7 +559,7 @@ def time_code(code: ModuleCode, variants, ns, reps: int, warmup: int, shift: int
     """Times the variants of a module already read and checked, at one placement, returns
     going through `thunk`."""
     ko = code.path
-    image = lay_out(code, variants, shift, rewrites, thunk)
+    image = lay_out(code, variants, shift, rewrites, thunk, host_kernel_version())
     work.mkdir(parents=True, exist_ok=True)
     image_path = work / f"{ko.stem}+{shift}-{thunk}.image"
     image_path.write_bytes(image.data)
@@ -774,6 +781,8 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                        "timed": "samples.csv" if is_host else THUNK_SAMPLES}
                    for t, _, is_host in kinds},
         "thunk_source": thunks.SOURCE,
+        # The thunks' form follows the host's kernel where the trees differ (thunks.py).
+        "thunk_kernel": ".".join(map(str, host_kernel_version())),
         # What the loader wrote at each kind of load-time site, as the host's kernel would.
         "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
                      for section, r in rewrites_for(host, host_why, flags).items()},

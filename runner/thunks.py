@@ -42,6 +42,11 @@ INT3, UD2, LFENCE, RET = b"\xcc", b"\x0f\x0b", b"\x0f\xae\xe8", b"\xc3"
 LEA_RSP_8 = bytes.fromhex("488d642408")      # lea 0x8(%rsp),%rsp
 NOP2 = bytes.fromhex("6690")                 # ASM_NOP2
 ENDBR64 = bytes.fromhex("f30f1efa")          # SYM_FUNC_START's ENDBR (CONFIG_X86_KERNEL_IBT)
+# The one difference between the trees the project builds: 6.12.118's SYM_FUNC_START
+# (arch/x86/include/asm/linkage.h) ends in ENDBR, 7.3.4's does not, so only 6.12's
+# call_depth_return_thunk starts with endbr64. A kernel from this version on is given 7.3's
+# form; which release in between dropped it is not checked here.
+NO_FUNC_ENDBR_FROM = (7, 3)
 
 
 def align(x: int, a: int) -> int:
@@ -123,12 +128,12 @@ def untrain_ret(base: int) -> ThunkCode:
                      {"retbleed_untrain_ret": thunk - 1, "retbleed_return_thunk": thunk}, thunk)
 
 
-def call_depth(base: int) -> ThunkCode:
+def call_depth(base: int, kernel: tuple[int, int] = (6, 12)) -> ThunkCode:
     """call_depth_return_thunk: `.align 64`, then SYM_FUNC_START's 16 bytes of call
     padding and ENDBR; shift the depth counter; while calls are credited, return; when it
     runs dry, refill the RSB with 16 calls and credit it again."""
     at = base + 16
-    code = ENDBR64
+    code = ENDBR64 if kernel < NO_FUNC_ENDBR_FROM else b""
     code += gs_rip(bytes.fromhex("6548c125"), at + len(code), b"\x05")   # shlq $5, depth
     code += b"\x74\x02" + RET + INT3                            # jz 1f; ret; int3
     code += (call(0, 6) + INT3) * 16                            # 1: call 2f; int3; 2: (x16)
@@ -150,10 +155,13 @@ LAYOUTS = {"srso": srso, "srso_alias": srso_alias, "untrain_ret": untrain_ret,
            "call_depth": call_depth, "its": its}
 
 
-def thunk_code(name: str, base: int = THUNK_BASE) -> ThunkCode:
-    """The thunk `name` of THUNKS laid out from `base` (2 MiB aligned)."""
+def thunk_code(name: str, base: int = THUNK_BASE, kernel: tuple[int, int] = (6, 12)) -> ThunkCode:
+    """The thunk `name` of THUNKS laid out from `base` (2 MiB aligned), as the kernel of
+    version `kernel` (major, minor) has it."""
     if name not in THUNKS:
         raise ValueError(f"unknown return thunk {name!r}; known: {', '.join(THUNKS)}")
     if name == "ret":
         return ThunkCode("ret")
+    if name == "call_depth":
+        return call_depth(base, kernel)
     return LAYOUTS[name](base)

@@ -480,7 +480,9 @@ def test_committed_report_answers_first_on_a_few_screens():
     assert "1. **With jump labels**" in answer and "1 instruction each on x86_64" in answer
     assert "calling `rust_helper_static_key_count()`" in answer
     for heading in ("## Scope", "## Extra instructions per disabled site",
-                    "## Native time per site (x86_64, TSC ticks per call)",
+                    "## Native time per site (x86_64, TSC ticks per call, returns as this "
+                    "host's kernel sends them: ",
+                    "## What the helper costs under each return thunk",
                     "## Further questions"):
         assert heading in text, heading
     assert "| x86_64 | series | distro | 1 | 1 | 6 | 3 | 3 | 8 |" in text

@@ -9,6 +9,7 @@ import pytest
 
 from kelf.rewrites import THUNKS, return_thunk
 from runner import thunks
+from tests.conftest import MAINLINE_ARCHS, TEST_ARCHS
 
 NONE = {"retbleed": "Not affected", "spec_rstack_overflow": "Not affected",
         "indirect_target_selection": "Not affected"}
@@ -107,17 +108,24 @@ def kernel_bytes(vmlinux, address: int, length: int) -> bytes:
     raise AssertionError(f"{address:#x} is in no section of {vmlinux}")
 
 
+def vmlinux_of(built, kernel: str):
+    """The x86_64 jump_label vmlinux of `kernel`, or a skip when this test run has none."""
+    if "x86_64" not in (TEST_ARCHS if kernel == "series" else MAINLINE_ARCHS):
+        pytest.skip(f"no x86_64 {kernel} kernel in this test run")
+    return built(kernel, "x86_64", "jump_label").build / "vmlinux"
+
+
+@pytest.mark.parametrize("kernel", ["series", "mainline"])
 @pytest.mark.parametrize("name", [t for t in THUNKS if t != "ret"])
-def test_each_thunk_is_the_kernels_own_code(kernels, name):
-    """Each symbol of the thunk, as laid out here, decodes to the instructions the series'
-    x86_64 vmlinux (Debian's config, every return mitigation built in) holds at that
-    symbol, branch targets named; where the kernel aligns or aliases a symbol, the same
-    alignment or alias holds in vmlinux."""
-    if ("x86_64", "jump_label") not in kernels:
-        pytest.skip("no x86_64 kernel in this test run")
-    vmlinux = kernels[("x86_64", "jump_label")].build / "vmlinux"
+def test_each_thunk_is_the_kernels_own_code(built, kernel, name):
+    """Each symbol of the thunk, as laid out here, decodes to the instructions the x86_64
+    vmlinux (Debian's config, every return mitigation built in) holds at that symbol,
+    branch targets named; where the kernel aligns or aliases a symbol, the same alignment
+    or alias holds in vmlinux. The sequences follow 6.12.118; mainline 7.3's vmlinux shows
+    whether they still hold for the kernels hosts run now."""
+    vmlinux = vmlinux_of(built, kernel)
     theirs = kernel_symbols(vmlinux)
-    code = thunks.thunk_code(name)
+    code = thunks.thunk_code(name, kernel={"series": (6, 12), "mainline": (7, 3)}[kernel])
     ours_names = {a: s for s, a in code.symbols.items()}
     their_names = {theirs[s]: s for s in code.symbols if s in theirs}
     for symbol, at in code.symbols.items():
