@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import answer, codegen, compare, figures, plots, report, size, stats, validate, verdict
 from runner import disk
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
-from kelf.rewrites import no_return_thunk, patchable_entries
+from kelf.rewrites import THUNKS, no_return_thunk, patchable_entries
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -143,6 +143,12 @@ def verdict_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
                            verdict.host_thunk(a.context))
 
 
+def host_return_words(context: dict) -> str:
+    """The host kernel's return, for a figure's title: "plain ret" or the thunk's symbol."""
+    name = verdict.host_thunk(context)
+    return "plain ret" if name == "ret" else THUNKS[name][0] if name else "unknown thunk"
+
+
 def thunk_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
     """Each site's native cost under each return thunk, of one analysed run directory."""
     return verdict.thunk_costs(samples, report.load_thunk_samples(a.run),
@@ -189,7 +195,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
         noise = verdict.aa_noise(stats.rows(samples, state="disabled"), reps)
         figures.native(processes[processes.variant.isin([v for v, _, _ in figures.WRITERS])],
                        noise, stats.NATIVE_UNIT,
-                       f"x86_64 modules' loop code on the host CPU, build profile {profile}: "
+                       f"x86_64 modules' loop code on the host CPU, build profile {profile}, "
+                       f"returns as its kernel sends them ({host_return_words(context)}):\n"
                        "a point per process and placement, the median a bar",
                        run / "plots" / "native.png")
     # The detail pages, made anew beside the run.
