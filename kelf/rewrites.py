@@ -75,6 +75,25 @@ def return_thunk(vulns: dict[str, str], vendor: str | None,
     return None, f"{said}: a mitigation this loader does not recognise"
 
 
+def indirect_branches(vulns: dict[str, str]) -> tuple[str | None, str]:
+    """How a kernel that says `vulns` makes an indirect call or jump (apply_retpolines() in
+    arch/x86/kernel/alternative.c, 6.12.118): "retpoline" (each site keeps its call to
+    `__x86_indirect_thunk_<reg>`), "plain" (`call *%reg`, NOP-padded), or None with why for
+    what this loader does not reproduce (LFENCE retpolines, ITS's indirect thunks)."""
+    line = vulns.get("spectre_v2", "Not affected")
+    its_line = vulns.get("indirect_target_selection", "Not affected")
+    said = f"spectre_v2: {line}"
+    if line.startswith("Mitigation: Retpolines"):
+        return "retpoline", f"{said}: the generic retpoline"
+    if "Aligned branch/return thunks" in its_line:
+        return None, f"{said}; ITS: {its_line}: ITS's indirect thunks are not reproduced here"
+    if "LFENCE" in line:
+        return None, f"{said}: LFENCE before each indirect branch is not reproduced here"
+    if line.startswith(("Not affected", "Vulnerable", "Mitigation: Enhanced", "Mitigation: IBRS")):
+        return "plain", f"{said}: a plain indirect branch"
+    return None, f"{said}: a mitigation this loader does not recognise"
+
+
 def no_return_thunk(vulns: dict[str, str]) -> bool:
     """True when a kernel that says `vulns` sends no return through a thunk, so that
     apply_returns() writes `ret` (an unrecognised line counts as a thunk)."""

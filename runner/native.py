@@ -39,7 +39,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from kelf.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
-from kelf.rewrites import REWRITE_SECTIONS, THUNKS, return_thunk
+from kelf.rewrites import REWRITE_SECTIONS, THUNKS, indirect_branches, return_thunk
 from runner import bench, thunks, world
 from runner import config as cfg
 
@@ -100,10 +100,16 @@ class Rewrite:
     why: str
 
 
-def rewrites_for(thunk: str | None, why: str, cpu_flags: set[str]) -> dict[str, Rewrite]:
+def rewrites_for(thunk: str | None, why: str, cpu_flags: set[str],
+                 indirect: tuple[str | None, str] = (None, "not asked")) -> dict[str, Rewrite]:
     """For each section of REWRITE_SECTIONS, what a kernel returning through `thunk` (a
-    THUNKS name, or None when the host's choice is unknown: `why` says so) writes at its
+    THUNKS name, or None when the host's choice is unknown: `why` says so) and making
+    indirect branches as `indirect` says (kelf.rewrites.indirect_branches) writes at its
     sites on this CPU (pure)."""
+    kind, indirect_why = indirect
+    if kind == "retpoline" and thunk == "call_depth":
+        kind, indirect_why = None, (f"{indirect_why}, with call depth tracking: its "
+                                    "accounting retpolines are not reproduced here")
     if thunk is None:
         returns = Rewrite(None, why)
     elif thunk == "ret":
@@ -114,8 +120,11 @@ def rewrites_for(thunk: str | None, why: str, cpu_flags: set[str]) -> dict[str, 
     return {
         "__mcount_loc": Rewrite("nop5", "ftrace's 5-byte NOP, as at every module load"),
         ".return_sites": returns,
-        ".retpoline_sites": Rewrite(None, "an indirect call, through the retpoline or as "
-                                          "spectre_v2 asks; not reproduced here"),
+        ".retpoline_sites": Rewrite(kind, {
+            "retpoline": f"{indirect_why}: each call keeps going through "
+                         "`__x86_indirect_thunk_<reg>`, that thunk's own code here",
+            "plain": f"{indirect_why}: `call *%reg` padded with NOPs, as "
+                     "apply_retpolines() writes"}.get(kind, indirect_why)),
         ".call_sites": Rewrite("depth", "call depth tracking: each call to a function padded "
                                         "with NOPs goes through `sarq $5` on the per-CPU depth "
                                         "counter written into the padding, as callthunks.c does")
@@ -340,9 +349,15 @@ def refusals(code: ModuleCode, variants, rewrites: dict[str, Rewrite]) -> dict[s
                                       "the kernel crate whose code is not in the module")
             for section, off in code.patched_at_load:
                 rewrite = rewrites.get(section, Rewrite(None, "unknown to this loader"))
-                if function_at(code, off) == fn and rewrite.action is None:
+                if function_at(code, off) != fn:
+                    continue
+                if rewrite.action is None:
                     refused.setdefault(v, f"{fn} has a site in {section} at .text+{off:#x}: "
                                           f"{rewrite.why}")
+                elif rewrite.action == "plain" and code.text[off] not in (0x2E, 0xE8, 0xE9):
+                    refused.setdefault(v, f"{fn} has a conditional jump through a retpoline "
+                                          f"at .text+{off:#x}, which apply_retpolines() "
+                                          "inverts around `jmp *%reg`; not reproduced here")
     return refused
 
 
@@ -353,12 +368,21 @@ def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrit
     variants are never run, and stay as they are."""
     # call __fentry__; jmp __x86_return_thunk; endbr64; call
     expect = {"nop5": (0xE8, NOP5), "ret": (0xE9, RET_PADDED), "thunk": (0xE9, None),
-              "seal": (0xF3, ENDBR_POISON), "depth": (0xE8, None)}
+              "seal": (0xF3, ENDBR_POISON), "depth": (0xE8, None), "plain": (0xE8, None)}
+    registers = retpoline_registers(code)
     for section, off in code.patched_at_load:
         action = rewrites.get(section, Rewrite(None, "")).action
         if action not in expect:
             continue
         opcode, new = expect[action]
+        if action == "plain":
+            # `[cs] call/jmp __x86_indirect_thunk_<reg>` (GCC's cs prefix leaves room for
+            # `call *%r8`..); a Jcc through the thunk is left, and its function refused.
+            start = off + (code.text[off] == 0x2E)
+            if code.text[start] in (0xE8, 0xE9):
+                text[off:start + 5] = thunks.indirect(
+                    code.text[start], thunks.REGS.index(registers[off]), start + 5 - off)
+            continue
         if code.text[off] != opcode:
             raise ModuleError(f"{code.path}: the {section} site at .text+{off:#x} holds "
                               f"{code.text[off]:#04x}, not the {opcode:#04x} the kernel "
@@ -369,6 +393,14 @@ def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrit
             new = depth_call(text, off, text_addr, thunk)
         if new:
             text[off:off + len(new)] = new
+
+
+def retpoline_registers(code: ModuleCode) -> dict[int, str]:
+    """.text offset of each site in .retpoline_sites -> the register its thunk names."""
+    names = {off: name.rpartition("_")[2] for off, _, name, _, _, _ in code.relocs
+             if name.startswith("__x86_indirect_thunk_")}
+    return {off: next(names[k] for k in range(off + 1, off + 4) if k in names)
+            for section, off in code.patched_at_load if section == ".retpoline_sites"}
 
 
 def depth_call(text: bytearray, off: int, text_addr: int, thunk: thunks.ThunkCode) -> bytes:
@@ -397,6 +429,7 @@ class Image:
     text_address: int
     thunk: thunks.ThunkCode = thunks.ThunkCode("ret")
     gs_base: int | None = None   # for the call depth counter
+    code: tuple = ()             # (address, bytes) of the thunks, mapped executable
 
 
 def align(x: int, a: int) -> int:
@@ -426,9 +459,14 @@ def lay_out(code: ModuleCode, variants, shift: int = 0,
                     if kind.startswith("section:") else UNDEFINED_DATA_SIZE)
             slots[slot] = cursor
             cursor = align(cursor + max(size, DATA_SLOT_MIN), DATA_SLOT_MIN)
+    # With retpolines, a call to __x86_indirect_thunk_<reg> stays, to that thunk's code here.
+    retpoline_targets = (thunks.retpoline_symbols() if (rewrites or {}).get(
+        ".retpoline_sites", Rewrite(None, "")).action == "retpoline" else {})
     for off, typ, name, kind, value, addend in code.relocs:
         if kind == "text":
             s = text_addr + value
+        elif name in retpoline_targets:
+            s = retpoline_targets[name]
         elif name in traps:
             s = traps[name]
         else:
@@ -449,6 +487,9 @@ def lay_out(code: ModuleCode, variants, shift: int = 0,
                               f"({name}) is not handled by the native loader")
     laid = thunks.thunk_code(thunk, kernel=kernel)
     apply_rewrites(code, text, rewrites or {}, text_addr, laid)
+    chunks = laid.chunks
+    if (rewrites or {}).get(".retpoline_sites", Rewrite(None, "")).action == "retpoline":
+        chunks += (thunks.retpolines(laid),)
     # The per-CPU page the call depth counter lives in, reached through %gs.
     percpu = align(cursor, PAGE)
     size = align(percpu + PAGE, PAGE) - BASE
@@ -462,7 +503,7 @@ def lay_out(code: ModuleCode, variants, shift: int = 0,
         gs_base = percpu - thunks.DEPTH_VA
     return Image(bytes(image), data_addr - BASE, {v: text_addr + code.functions[loop_symbol(v)][0]
                                                  for v in variants}, traps, text_addr, laid,
-                 gs_base)
+                 gs_base, chunks)
 
 
 def manifest(image: Image, image_path: Path, ns, reps: int, warmup: int, cpu: int | None) -> str:
@@ -473,7 +514,7 @@ def manifest(image: Image, image_path: Path, ns, reps: int, warmup: int, cpu: in
         lines.append(f"cpu {cpu}")
     if image.gs_base is not None:
         lines.append(f"gs {image.gs_base:x}")
-    lines += [f"code {a:x} {b.hex()}" for a, b in image.thunk.chunks]
+    lines += [f"code {a:x} {b.hex()}" for a, b in image.code]
     lines += [f"variant {v} {a:x}" for v, a in image.variants.items()]
     lines += [f"trap {t} {a:x}" for t, a in image.traps.items()]
     return "\n".join(lines) + "\n"
@@ -545,7 +586,8 @@ def run_module(ko: Path, variants, ns, reps: int, warmup: int, shift: int,
     None); a variant they do not cover is an error here."""
     code = read_module(ko)
     name, why = host_thunk() if thunk is None else (thunk, f"{thunk}, forced")
-    rewrites = rewrites_for(name, why, host_cpu_flags())
+    rewrites = rewrites_for(name, why, host_cpu_flags(),
+                            indirect_branches(host_vulnerabilities()))
     problems = check_runnable(code, variants) + [
         f"{ko}: {v} is refused: {why}" for v, why in refusals(code, variants, rewrites).items()]
     if problems:
@@ -710,8 +752,9 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
               f"{host or 'a thunk not reproduced here'} ({host_why})")
     matrix = dict(guest_matrix(context), **(matrix_override or {}))
     # Each thunk the stage times: the host's first (when known), then the others, forced.
-    kinds = ([(host, rewrites_for(host, host_why, flags), True)] if host else []) + [
-        (t, rewrites_for(t, f"forced: {THUNKS[t][1]}", flags), False)
+    indirect = indirect_branches(vulns)
+    kinds = ([(host, rewrites_for(host, host_why, flags, indirect), True)] if host else []) + [
+        (t, rewrites_for(t, f"forced: {THUNKS[t][1]}", flags, indirect), False)
         for t in thunk_names if t != host]
     todo, refused, thunk_refused = [], {}, {}
     for code, arch, config in modules:
@@ -785,7 +828,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         "thunk_kernel": ".".join(map(str, host_kernel_version())),
         # What the loader wrote at each kind of load-time site, as the host's kernel would.
         "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
-                     for section, r in rewrites_for(host, host_why, flags).items()},
+                     for section, r in rewrites_for(host, host_why, flags, indirect).items()},
         "refused": refused,
         "thunk_refused": thunk_refused,
     }

@@ -151,6 +151,44 @@ def its(base: int) -> ThunkCode:
     return ThunkCode("its", ((thunk, RET + INT3),), {"its_return_thunk": thunk}, thunk)
 
 
+# GEN-for-each-reg.h's order: a register's number is its slot in __x86_indirect_thunk_array.
+REGS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
+RETPOLINE_BASE = THUNK_BASE + (4 << 20)   # away from the return thunks' pages
+RETPOLINE_THUNK_SIZE = 32
+
+
+def retpolines(returns: "ThunkCode", base: int = RETPOLINE_BASE) -> tuple[int, bytes]:
+    """__x86_indirect_thunk_array as one chunk: for each register, in its 32-byte slot,
+    `call 1f; int3; 1: mov %reg, (%rsp)` and the return every `ret` of the kernel makes
+    (RET: `ret; int3`, or a `jmp` to the return thunk, as apply_returns() patches the
+    array's own return sites); int3 between."""
+    array = bytearray(INT3 * (len(REGS) * RETPOLINE_THUNK_SIZE))
+    for k, reg in enumerate(REGS):
+        at = base + k * RETPOLINE_THUNK_SIZE
+        mov = bytes([0x48 | (k >= 8) << 2, 0x89, 0x04 | (k & 7) << 3, 0x24])
+        code = call(0, 6) + INT3 + mov
+        code += (jmp(at + len(code), returns.return_thunk) if returns.return_thunk
+                 else RET + INT3 * 4)
+        array[at - base:at - base + len(code)] = code
+    return base, bytes(array)
+
+
+def retpoline_symbols(base: int = RETPOLINE_BASE) -> dict[str, int]:
+    return {f"__x86_indirect_thunk_{reg}": base + k * RETPOLINE_THUNK_SIZE
+            for k, reg in enumerate(REGS)}
+
+
+def indirect(opcode: int, reg: int, length: int) -> bytes:
+    """emit_indirect(): `call *%reg` or `jmp *%reg` (then int3) padded with NOPs to
+    `length`, what apply_retpolines() writes without retpolines."""
+    rex = b"\x41" if reg >= 8 else b""
+    code = rex + bytes([0xFF, (0xD0 if opcode == 0xE8 else 0xE0) | (reg & 7)])
+    if opcode == 0xE9 and len(code) < length:
+        code += INT3
+    return code + b"\x90" * (length - len(code))
+
+
 LAYOUTS = {"srso": srso, "srso_alias": srso_alias, "untrain_ret": untrain_ret,
            "call_depth": call_depth, "its": its}
 

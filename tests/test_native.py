@@ -319,8 +319,11 @@ def test_every_thunk_runs_on_this_cpu(thunk, tmp_path):
     balanced by counted calls, so the counter runs dry every dozen samples."""
     code = native.read_module(DISTRO_KO)
     variants = variants_in(code)
+    # With the retpoline array mapped beside, as on a host whose kernel uses retpolines.
+    indirect = ("plain", "eIBRS") if thunk == "call_depth" else ("retpoline", "Retpolines")
     out = native.time_code(code, variants, [1, 10], 13, 1, 0, tmp_path,
-                           rewrites=native.rewrites_for(thunk, "forced", set()), thunk=thunk)
+                           rewrites=native.rewrites_for(thunk, "forced", set(), indirect),
+                           thunk=thunk)
     assert {s["variant"] for s in out.samples} == set(variants)
 
 
@@ -367,3 +370,34 @@ def test_a_variant_that_calls_the_kernels_helper_is_refused_by_name():
     assert refused["rust_trace"] == ("tpbench_rust_trace calls the kernel's "
                                      "rust_helper_static_key_count(), a C helper of the kernel "
                                      "crate whose code is not in the module")
+
+
+def test_indirect_calls_go_through_the_retpoline_or_straight_as_the_kernel_makes_them():
+    """With retpolines each call to __x86_indirect_thunk_<reg> lands on that register's
+    thunk of the array mapped beside; without, it becomes `call *%reg` padded with NOPs."""
+    code = native.read_module(DISTRO_KO)
+    sites = [off for section, off in code.patched_at_load if section == ".retpoline_sites"]
+    regs = native.retpoline_registers(code)
+    assert sites and set(sites) == set(regs)
+    # GCC's `cs call __x86_indirect_thunk_r12` (6 bytes) leaves room for `call *%r12`.
+    prefixed = [off for off in sites if code.text[off] == 0x2E]
+    assert prefixed and all(regs[off] == "r12" for off in prefixed)
+    retpoline = native.rewrites_for("ret", "", set(), ("retpoline", "Retpolines"))
+    image = native.lay_out(code, variants_in(code), 0, retpoline)
+    symbols = thunks.retpoline_symbols()
+    assert [a for a, _ in image.code] == [thunks.RETPOLINE_BASE]
+    for off in sites:
+        at = off + 1 + (off in prefixed)
+        target = at + 4 + struct.unpack_from("<i", image.data, at)[0] + native.BASE
+        assert target == symbols[f"__x86_indirect_thunk_{regs[off]}"]
+    plain = native.lay_out(code, variants_in(code), 0,
+                           native.rewrites_for("ret", "", set(), ("plain", "eIBRS")))
+    assert plain.code == ()
+    for off in sites:
+        k, length = thunks.REGS.index(regs[off]), 5 + (off in prefixed)
+        want = thunks.indirect(code.text[off + (off in prefixed)], k, length)
+        assert plain.data[off:off + length] == want
+        assert want.startswith(b"\x41\xff\xd4" if regs[off] == "r12" else b"\xff")
+    # With call depth tracking the kernel's accounting retpolines are not reproduced.
+    depth = native.rewrites_for("call_depth", "", set(), ("retpoline", "Retpolines"))
+    assert depth[".retpoline_sites"].action is None

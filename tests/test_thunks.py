@@ -79,7 +79,7 @@ def disassemble(data: bytes, at: int, names: dict[int, str]) -> list[str]:
         m = re.match(r"\s*[0-9a-f]+:\s+(?:[0-9a-f]{2} )+\s*(.*)$", line)
         if not m or not m.group(1):
             continue
-        text = m.group(1).split("#")[0].strip()
+        text = re.sub(r"\s+", " ", m.group(1).split("#")[0].strip())
         text = re.sub(r"-?0x[0-9a-f]+\(%rip\)", "(%rip)", text)
         text = re.sub(r"\b(call|jmp|je)\s+0x([0-9a-f]+)",
                       lambda m: f"{m.group(1)} " + names.get(int(m.group(2), 16),
@@ -148,3 +148,51 @@ def test_each_thunk_is_the_kernels_own_code(built, kernel, name):
     if name == "srso_alias":
         assert (theirs["srso_alias_safe_ret"] - theirs["srso_alias_untrain_ret"]
                 == code.symbols["srso_alias_safe_ret"] - code.symbols["srso_alias_untrain_ret"])
+
+
+@pytest.mark.parametrize("lines, want", [
+    ({"spectre_v2": "Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not "
+                    "affected; BHI: Not affected"}, "retpoline"),      # this AMD EPYC's kernel
+    ({"spectre_v2": "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; PBRSB-eIBRS: "
+                    "SW sequence; BHI: Vulnerable"}, "plain"),         # the Intel Xeon's
+    ({"spectre_v2": "Mitigation: Enhanced / Automatic IBRS",
+      "indirect_target_selection": "Mitigation: Aligned branch/return thunks"}, None),
+    ({"spectre_v2": "Mitigation: LFENCE"}, None),
+    ({"spectre_v2": "Not affected"}, "plain"),
+])
+def test_indirect_branches_are_made_as_the_kernel_makes_them(lines, want):
+    from kelf.rewrites import indirect_branches
+    name, why = indirect_branches(lines)
+    assert name == want and lines["spectre_v2"] in why
+
+
+def test_the_retpoline_array_holds_each_register_in_its_slot():
+    """__x86_indirect_thunk_<reg> at its 32-byte slot: `call 1f; int3; 1: mov %reg,(%rsp)`,
+    then the return the kernel makes."""
+    plain = thunks.retpolines(thunks.thunk_code("ret"))
+    through = thunks.retpolines(thunks.thunk_code("srso_alias"))
+    symbols = thunks.retpoline_symbols()
+    for reg in ("rax", "rdi", "r8", "r15"):
+        at = symbols[f"__x86_indirect_thunk_{reg}"]
+        for base, array in (plain, through):
+            mine = array[at - base:at - base + 16]
+            insns = disassemble(mine, at, {})
+            assert insns[:3] == ["call .+0x6", "int3", f"mov %{reg},(%rsp)"], insns
+        assert disassemble(plain[1][at - plain[0]:at - plain[0] + 11], at, {})[3] == "ret"
+        assert disassemble(through[1][at - through[0]:at - through[0] + 15], at,
+                           {thunks.thunk_code("srso_alias").return_thunk: "thunk"})[3] == \
+            "jmp thunk"
+
+
+@pytest.mark.parametrize("kernel", ["series", "mainline"])
+def test_the_retpolines_are_the_kernels_own_code(built, kernel):
+    vmlinux = vmlinux_of(built, kernel)
+    theirs = kernel_symbols(vmlinux)
+    base, array = thunks.retpolines(thunks.thunk_code("ret"))
+    for name, at in thunks.retpoline_symbols().items():
+        if name.endswith("_rsp"):
+            continue
+        mine = disassemble(array[at - base:at - base + 10], at, {})[:3]
+        kernel_code = kernel_bytes(vmlinux, theirs[name], 10)
+        assert mine == disassemble(kernel_code, theirs[name], {})[:3], name
+        assert theirs[name] - theirs["__x86_indirect_thunk_array"] == at - base, name
