@@ -55,8 +55,18 @@ def native_words(row) -> str:
     return f"{row.native_median:.2f} ({row.native_min:.2f}..{row.native_max:.2f})"
 
 
-def c_against_rust(main: pd.DataFrame, config: str, words: str) -> str:
-    """One sentence: where Rust's bare site costs what C's does, and where not."""
+def build_words(kernel: str, profile: str) -> str:
+    """"built tiny", "mainline", "mainline built tiny": a kernel and build beside the
+    series' distro one."""
+    return " ".join(w for w in (kernel if kernel != "series" else "",
+                                f"built {profile}" if profile != "distro" else "") if w)
+
+
+def c_against_rust(main: pd.DataFrame, config: str, words: str,
+                   table: pd.DataFrame | None = None) -> str:
+    """One sentence: where Rust's bare site costs what C's does, and where not, in the run's
+    own kernel and build; then each other kernel and build of `table` where a site costs
+    otherwise, so that the sentence holds for every row the site table shows."""
     same, differ = {}, []
     for arch in archs_of(main):
         c, r = (cell(main, arch=arch, config=config, variant=v) for v in ("c_trace", "rust_trace"))
@@ -69,7 +79,25 @@ def c_against_rust(main: pd.DataFrame, config: str, words: str) -> str:
     if not same and not differ:
         return ""
     parts = [f"{plural(n, 'instruction')} each on {and_list(a)}" for n, a in same.items()]
-    return f"{words}: " + "; ".join(parts + differ) + "."
+    text = f"{words}: " + "; ".join(parts + differ)
+    others: dict[tuple, list[str]] = {}
+    first = main.iloc[0]
+    rest = (table[(table.kernel != first.kernel) | (table.profile != first.profile)]
+            if table is not None else main.iloc[:0])
+    for (kernel, profile), g in rest.groupby(["kernel", "profile"], sort=False):
+        for arch in archs_of(g):
+            c, r = (cell(g, arch=arch, config=config, variant=v) for v in ("c_trace", "rust_trace"))
+            if c is None or r is None:
+                continue
+            mc, mr = (cell(main, arch=arch, config=config, variant=v)
+                      for v in ("c_trace", "rust_trace"))
+            if (c, r) != (mc, mr):
+                others.setdefault((build_words(kernel, profile), c, r), []).append(arch)
+    if others:
+        text += f" ({first.kernel}, built {first.profile}); " + "; ".join(
+            f"{w}, C's runs {fmt(c)} and Rust's {fmt(r)} on {and_list(a)}"
+            for (w, c, r), a in others.items())
+    return text + "."
 
 
 def thunk_label(name: str | None) -> str:
@@ -80,16 +108,17 @@ def thunk_label(name: str | None) -> str:
 
 
 def helper_sentence(main: pd.DataFrame, thunks: pd.DataFrame, host: str | None,
-                    refused: str | None) -> str:
+                    refused: str | None, table: pd.DataFrame | None = None) -> str:
     helper = main[main.variant == "rust_helper"]
     if helper.empty:
         return ""
+    every = table[table.variant == "rust_helper"] if table is not None else helper
     native = helper[helper.native_median.notna()]
     sites = main[main.variant.isin(["c_trace", "rust_trace"]) & main.native_median.notna()]
     text = (f"**A Rust driver that calls an out-of-line C helper pays a call on every event "
-            f"while tracing is off:** {fmt(helper.instructions_per_site.min())} to "
-            f"{fmt(helper.instructions_per_site.max())} instructions per event, on every "
-            "architecture and config")
+            f"while tracing is off:** {fmt(every.instructions_per_site.min())} to "
+            f"{fmt(every.instructions_per_site.max())} instructions per event, on every "
+            "architecture, config, kernel and build measured")
     if not native.empty:
         r = native[native.config == "jump_label"].iloc[0] if (native.config == "jump_label").any() \
             else native.iloc[0]
@@ -140,29 +169,40 @@ def sites_under_thunks(thunks: pd.DataFrame, config: str) -> str:
     return "resolved from the A/A noise: " + "; ".join(resolved)
 
 
-def arguments_sentence(main: pd.DataFrame) -> str:
-    """Who loads a driver's arguments while the event is off, per language and form."""
-    def where(variant):
-        rows = main[(main.variant == variant) & main.argument_loads.notna()]
+def arguments_sentence(main: pd.DataFrame, table: pd.DataFrame | None = None) -> str:
+    """Who loads a driver's arguments while the event is off, per language and form: in the
+    run's own kernel and build, then over every kernel and build of `table`."""
+    def where(rows, variant):
+        rows = rows[(rows.variant == variant) & rows.argument_loads.notna()]
         loads = [f"{r.arch} {SHORT[r.config]}" for r in rows.itertuples() if r.argument_loads > 0]
         return rows, loads
-    rust_rows, rust = where("rust_txn")
-    c_rows, c = where("c_txn")
-    lazy_rows, lazy = where("rust_txn_lazy")
+    table = main if table is None else table
+    rust_rows, rust = where(main, "rust_txn")
+    c_rows, c = where(main, "c_txn")
+    lazy_rows, lazy = where(main, "rust_txn_lazy")
     if rust_rows.empty:
         return ""
+    (all_rust, every_rust), (all_c, every_c), (all_lazy, every_lazy) = (
+        where(table, v) for v in ("rust_txn", "c_txn", "rust_txn_lazy"))
+    first = main.iloc[0]
     n = int(rust_rows.argument_loads.max())
+    scope = f"{first.kernel} {first.profile}"
     text = (f"**Arguments read from a driver's structure:** with the event off, Rust's "
             f"`declare_trace!` function evaluates them before its key test: {n} loads per "
-            f"call in {len(rust)} of {len(rust_rows)} kernels measured"
-            + (f"; C's `trace_<event>()` in {len(c)} of {len(c_rows)} "
-               f"({', '.join(c)})" if c else "; C's in none, its compiler sinks them") + ". ")
+            f"call in {len(rust)} of {len(rust_rows)} {scope} kernels measured"
+            + (f" ({len(every_rust)} of {len(all_rust)} over every kernel and build)"
+               if len(all_rust) != len(rust_rows) else "")
+            + (f"; C's `trace_<event>()` in {len(c)} of {len(c_rows)} ({', '.join(c)})"
+               + (f", {len(every_c)} of {len(all_c)} over every kernel and build"
+                  if len(all_c) != len(c_rows) else "")
+               if c else "; C's in none, its compiler sinks them") + ". ")
     if lazy_rows.empty:
         return text + ("The form that keeps them off, `if <event>_enabled() { ... }` (patch 8), "
                        "is not in this run.")
     return text + (f"Written inside `if <event>_enabled() {{ ... }}` (patch 8) the site loads "
-                   + (f"none in any of the {len(lazy_rows)}." if not lazy else
-                      f"them in {len(lazy)} of {len(lazy_rows)} ({', '.join(lazy)})."))
+                   + (f"none in any of the {len(all_lazy)} kernels measured."
+                      if not every_lazy else
+                      f"them in {len(every_lazy)} of {len(all_lazy)} ({', '.join(every_lazy)})."))
 
 
 def mainline_sentence(table: pd.DataFrame, profile: str, series: str, what: str) -> str:
@@ -361,10 +401,10 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
                   if not context.get("complete") else [])
     answers = [s for s in (
         c_against_rust(main, "jump_label", "**With jump labels** (CONFIG_JUMP_LABEL=y, as "
-                       "distributions build), Rust's `declare_trace!` site is C's NOP"),
+                       "distributions build), Rust's `declare_trace!` site is C's NOP", table),
         c_against_rust(main, "no_jump_label", "**Without jump labels**, Rust's site reads the "
-                       "key's count as C's does"),
-        helper_sentence(main, thunks, host, refused), arguments_sentence(main),
+                       "key's count as C's does", table),
+        helper_sentence(main, thunks, host, refused, table), arguments_sentence(main, table),
         mainline_sentence(table, profile, kernel, next(
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
     titles = dict(PAGES)

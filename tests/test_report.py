@@ -606,3 +606,30 @@ def test_the_expected_counts_agree_with_the_committed_run():
                         directory.name, arch, config, state, variant)
                     checked += 1
     assert checked > 100, checked
+
+
+def test_each_answer_holds_for_every_row_of_the_site_table():
+    """The Answer's ranges and counts are over every kernel and build the tables show, not
+    the run's own alone (issue 32): the helper's range, each site that costs otherwise than
+    the series' distro build, the argument loads over every kernel."""
+    from runner import config as cfg
+    text = committed_report()
+    answer = text.split("## Answer")[1].split("\n## ")[0]
+    lines = {line[:2]: line for line in answer.splitlines() if line[:1].isdigit()}
+    table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
+    helper = table[table.variant == "rust_helper"].instructions_per_site
+    assert (f"{helper.min():g} to {helper.max():g} instructions per event, on every "
+            "architecture, config, kernel and build measured") in lines["3."]
+    sites = table[table.variant.isin(["c_trace", "rust_trace"])].pivot_table(
+        index=["kernel", "profile", "arch", "config"], columns="variant",
+        values="instructions_per_site").dropna()
+    for (kernel, profile, arch, config), r in sites.iterrows():
+        own = sites.loc[("series", "distro", arch, config)]
+        if (kernel, profile) != ("series", "distro") and tuple(r) != tuple(own):
+            line = lines["1." if config == "jump_label" else "2."]
+            assert f"C's runs {r.c_trace:g} and Rust's {r.rust_trace:g} on" in line, (
+                kernel, profile, arch, config)
+            assert arch in line.split(f"C's runs {r.c_trace:g} and Rust's {r.rust_trace:g}")[1]
+    loads = table[(table.variant == "rust_txn") & table.argument_loads.notna()]
+    assert (f"({(loads.argument_loads > 0).sum()} of {len(loads)} over every kernel and build)"
+            in lines["4."])
