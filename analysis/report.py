@@ -1264,45 +1264,81 @@ def span(values, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
+# The sites a Rust driver writes, each with the C site it is weighed against.
+RUST_AGAINST_C = (("rust_trace", "c_trace"), ("rust_txn", "c_txn"), ("rust_txn_lazy", "c_txn"))
+
+
+def nets(a: "Analysed") -> dict:
+    """(arch, config, state, variant) -> instructions net of baseline, of one analysed run."""
+    return {(r.arch, r.config, r.state, r.variant): r.net
+            for r in stats.guest(a.summary).itertuples() if pd.notna(r.net)}
+
+
+def dense_words(runs) -> str:
+    """Per kernel and build, what each of 16 sites in a row costs with jump labels, in C and
+    in Rust: "1 to 1.06 instructions (series distro), in C as in Rust; ..."."""
+    parts = []
+    for a in runs:
+        net = nets(a)
+        each = {v: [net[(arch, "jump_label", "disabled", v)] / matrix.BY_NAME[v].sites
+                    for arch, _ in stats.panels(stats.guest(a.summary))
+                    if (arch, "jump_label", "disabled", v) in net]
+                for v in ("c_dense", "rust_dense")}
+        if not each["c_dense"] or not each["rust_dense"]:
+            continue
+        where = f"{kernel_of(a.context)} {a.profile}"
+        c, rust = span(each["c_dense"]), span(each["rust_dense"])
+        parts.append(f"{c} in C as in Rust ({where})" if c == rust else
+                     f"{c} in C and {rust} in Rust ({where})")
+    return "; ".join(parts)
+
+
 def findings(main: Analysed, sizes: dict, others=()) -> dict[str, str]:
-    """One sentence per detail page: what a reader finds there, from the same numbers."""
+    """One sentence per detail page: what a reader finds there, from the same numbers, over
+    every kernel, build and site kind the page shows."""
     summary = stats.guest(main.summary)
     out = {}
-    net = {(r.arch, r.config, r.state, r.variant): r.net for r in summary.itertuples()
-           if pd.notna(r.net)}
-    dense = [net[(a, "jump_label", "disabled", v)] / matrix.BY_NAME[v].sites
-             for a, _ in stats.panels(summary) for v in ("c_dense", "rust_dense")
-             if (a, "jump_label", "disabled", v) in net]
+    runs = [main, *others]
+    dense = dense_words(runs)
     if dense:
-        out["dense"] = (f"with jump labels each of 16 sites in a row costs {span(dense)} "
-                        "instructions, in C as in Rust.")
-    enabled = [net[(a, c, "enabled", "rust_trace")] - net[(a, c, "enabled", "c_trace")]
-               for a, c in stats.panels(summary)
-               if (a, c, "enabled", "rust_trace") in net and (a, c, "enabled", "c_trace") in net]
+        out["dense"] = (f"with jump labels each of 16 sites in a row costs, in instructions, "
+                        f"{dense}.")
+    enabled, shares = [], []
+    for a in runs:
+        net = nets(a)
+        for arch, config in stats.panels(stats.guest(a.summary)):
+            for rust, c in RUST_AGAINST_C:
+                keys = [(arch, config, state, v) for state in ("enabled", "recording")
+                        for v in (rust, c)]
+                if keys[0] in net and keys[1] in net:
+                    enabled.append(net[keys[0]] - net[keys[1]])
+                if keys[2] in net and keys[3] in net:
+                    shares.append(100 * (net[keys[2]] - net[keys[3]]) / net[keys[3]])
+    scope = "over every site kind, kernel and build"
     if enabled:
         lo, hi = min(enabled), max(enabled)
         how = (f"{fmt(hi)} more" if lo == hi and lo >= 0 else
                f"{fmt(lo)} to {fmt(hi)} more" if lo >= 0 else
                f"from {fmt(-lo)} fewer to {fmt(hi)} more")
-        out["guest"] = (f"with a probe attached, Rust's site runs {how} instructions per "
-                        "event than C's, around the call into `rust_do_trace_<event>()`.")
-    shares = [100 * (net[(a, c, "recording", "rust_trace")] - net[(a, c, "recording", "c_trace")])
-              / net[(a, c, "recording", "c_trace")] for a, c in stats.panels(summary)
-              if (a, c, "recording", "rust_trace") in net and (a, c, "recording", "c_trace") in net]
+        out["guest"] = (f"with a probe attached, a Rust site runs {how} instructions per "
+                        f"event than its C counterpart ({scope}), around the call into "
+                        "`rust_do_trace_<event>()`.")
     if shares:
         check = record_check(main.run, main.context)
         records = ("" if not check["checked"] else
                    "; **the record check failed**" if check["problems"] else
                    "; the records read back carry the values passed, from both languages")
         out["recording"] = (f"while recording, Rust minus C is {min(shares):+.1f}% to "
-                            f"{max(shares):+.1f}% of a record's cost{records}.")
+                            f"{max(shares):+.1f}% of a record's cost ({scope}){records}.")
     per_site = {lang: [r["site_text"] + r["jump_entry"] for (a, c), rows in sizes.items()
-                       if c == "jump_label" for r in rows if r["variant"] == v]
-                for lang, v in (("C", "c_trace"), ("Rust", "rust_trace"))}
+                       if c == "jump_label" for r in rows if r["variant"] in vs]
+                for lang, vs in (("C", ("c_trace", "c_txn")),
+                                 ("Rust", ("rust_trace", "rust_txn", "rust_txn_lazy")))}
     if per_site["C"] and per_site["Rust"]:
         out["size"] = (f"with jump labels a site adds {span(per_site['C'], 'bytes')} in C, "
                        f"{span(per_site['Rust'], 'bytes')} in Rust, its `__jump_table` "
-                       "entry included.")
+                       f"entry included (one-argument and driver-like sites, "
+                       f"{kernel_of(main.context)} {main.profile}).")
     tiny = [o for o in others if kernel_of(o.context) == kernel_of(main.context)
             and o.profile != main.profile]
     for other in tiny[:1]:

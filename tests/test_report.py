@@ -633,3 +633,16 @@ def test_each_answer_holds_for_every_row_of_the_site_table():
     loads = table[(table.variant == "rust_txn") & table.argument_loads.notna()]
     assert (f"({(loads.argument_loads > 0).sum()} of {len(loads)} over every kernel and build)"
             in lines["4."])
+
+
+def test_each_further_question_spans_every_row_its_page_shows():
+    """The one-line findings range over every site kind, kernel and build (issue 32): the
+    committed run's driver-like, tiny and mainline rows set the ends the issue measured."""
+    text = committed_report()
+    further = text.split("## Further questions")[1]
+    assert "from 8 fewer to 25 more instructions per event than its C counterpart (over every " \
+           "site kind, kernel and build)" in further
+    assert "Rust minus C is -1.1% to +4.0% of a record's cost (over every site kind, kernel " \
+           "and build)" in further
+    assert "36 to 172 bytes in C, 43 to 132 bytes in Rust" in further
+    assert "4 to 5 in C and 1 in Rust (series tiny)" in further
