@@ -451,7 +451,7 @@ def density_section(summary: pd.DataFrame, paths: dict, profile: str) -> list[st
     return ["## Many sites in one function", "",
             "`c_dense` and `rust_dense` run 16 `tpbench_hit` sites in a row per iteration. "
             "Per site, with the event off, against a site alone (instructions per call, "
-            "exact; net of the loop without sites; the lower panel of the figure above):", "",
+            "exact; net of the loop without sites):", "",
             "| arch | config | language | a site alone | each of 16 sites | what each of the "
             "16 runs (disassembly) |", "|---|---|---|---:|---:|---|", *rows, "",
             "The last column leaves out what occurs less than once per site: the loop's own "
@@ -645,7 +645,8 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
            f"The `.text` of each measured x86_64 module, loaded into a host process with its "
            f"relocations applied (every key reads disabled; every call out of the module is a "
            f"trap, and none was reached)"
-           + (" and what the host's kernel writes at load time (see Mitigations above)"
+           + (" and what the host's kernel writes at load time (the Mitigations list of "
+              "[the guest page](guest.md))"
               if about.get("rewrites") else "")
            + f", timed with the same matrix as the guest (N = "
            f"{', '.join(map(str, matrix.get('ns', [])))}; {matrix.get('reps')} repetitions "
@@ -661,6 +662,8 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
            f"threshold of each placement is the 95% interval of an A/A comparison (`{stats.AA_TWIN}` "
            f"is `{stats.REFERENCE}` timed a second time in the same run).", ""]
     out += instruction_check(run, summary, context)
+    if (run / "plots" / "native.png").exists():
+        out += [f"![each site per process and placement]({PAGE_TO_RUN}/plots/native.png)", ""]
     for arch, config in stats.panels(native):
         mine = stats.rows(native, arch=arch, config=config, state="disabled")
         guest = stats.rows(stats.guest(summary), arch=arch, config=config, state="disabled")
@@ -685,7 +688,10 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
             spread = f"{max(values) - min(values):.2f}" if values else ""
             out.append(f"| `{variant}` | {gtext} | {' | '.join(cells)} | {spread} |")
         noise = {a: mine[mine.accel == a].noise.iloc[0] for a in accels if (mine.accel == a).any()}
-        out += ["", "Noise threshold (A/A): " + ", ".join(f"{a} ±{v:.3f}" for a, v in noise.items())
+        out += ["", "A/A interval (the 95% interval of the twins' difference, pooled over "
+                "processes, per placement; REPORT.md's A/A noise is instead the largest gap "
+                "between the twins in any one process): "
+                + ", ".join(f"{a} ±{v:.3f}" for a, v in noise.items())
                 + f" {unit} per call.", ""]
         out += alignment_finding(mine, noise, unit)
     return out
