@@ -432,7 +432,8 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         lines += ["The modules' own loop code run in a host process: median (min..max) over "
                   "processes and placements of `.text`; a site some process could not tell "
                   "from zero (within the A/A noise: the C site against itself, timed twice in "
-                  "one process) is not resolved, given as less than the largest cost seen.",
+                  "one process) is not resolved, given as less than the larger of the largest cost "
+                  "seen and that noise.",
                   "", *native, ""]
     else:
         lines += ["**No native figure as this host's kernel runs the code**: "
