@@ -144,6 +144,7 @@ def possessive(name: str) -> str:
 
 
 def signed(x: float) -> str:
+    x = round(x, 6)     # 608.24 - 597.24 is 11 and floating-point residue, not 11.00
     return ("+" if x > 0 else "") + fmt(x)
 
 
@@ -425,8 +426,10 @@ def recording_section(summary: pd.DataFrame, records_checked: str) -> list[str]:
             "| unit |",
             "|---|---|---|---|---:|---:|---:|---:|---|", *rows, "",
             f"Rust minus C is {min(shares):+.1f}% to {max(shares):+.1f}% of C's cost per "
-            "record: Rust's extra is the call into `rust_do_trace_<event>` that the enabled "
-            "state shows too, small next to writing the record.", "", records_checked, ""]
+            "record" + (", of both signs" if min(shares) < 0 < max(shares) else "") + ": where "
+            "Rust's site costs more, the extra is the call into `rust_do_trace_<event>` that "
+            "the enabled state shows too, small next to writing the record.", "",
+            records_checked, ""]
 
 
 def density_section(summary: pd.DataFrame, paths: dict, profile: str) -> list[str]:

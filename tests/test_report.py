@@ -643,6 +643,8 @@ def test_the_pages_point_at_what_exists():
     assert "![each site per process and placement](../plots/native.png)" in native
     assert "[the guest page](guest.md)" in native and "Mitigations" in committed_page("guest")
     assert "figure above" not in committed_page("dense")
+    # Rust minus C while recording has both signs: the page does not call it Rust's extra.
+    assert "of both signs: where Rust's site costs more" in committed_page("recording")
 
 
 def test_each_further_question_spans_every_row_its_page_shows():
