@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import answer, codegen, compare, figures, plots, report, size, stats, validate, verdict
 from runner import disk
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
-from kelf.rewrites import THUNKS, no_return_thunk, patchable_entries
+from kelf.rewrites import no_return_thunk, patchable_entries
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -145,8 +145,7 @@ def verdict_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
 
 def host_return_words(context: dict) -> str:
     """The host kernel's return, for a figure's title: "plain ret" or the thunk's symbol."""
-    name = verdict.host_thunk(context)
-    return "plain ret" if name == "ret" else THUNKS[name][0] if name else "unknown thunk"
+    return report.thunk_label(verdict.host_thunk(context)).replace("`", "")
 
 
 def thunk_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import stats
-from analysis.report import PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command
+from analysis.report import (PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command,
+                             thunk_label)
 from kelf.rewrites import THUNKS
 
 CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))
@@ -98,13 +99,6 @@ def c_against_rust(main: pd.DataFrame, config: str, words: str,
             f"{w}, C's runs {fmt(c)} and Rust's {fmt(r)} on {and_list(a)}"
             for (w, c, r), a in others.items())
     return text + "."
-
-
-def thunk_label(name: str | None) -> str:
-    """How a return thunk is named beside a figure."""
-    if name is None:
-        return "a return thunk not reproduced here"
-    return "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`"
 
 
 def helper_sentence(main: pd.DataFrame, thunks: pd.DataFrame, host: str | None,

@@ -700,16 +700,20 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
     return out
 
 
+def thunk_label(name: str | None) -> str:
+    """How a return thunk is named beside a figure."""
+    if name is None:
+        return "a return thunk not reproduced here"
+    return "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`"
+
+
 def thunk_words(context: dict, why: bool = True) -> str:
     """The return the native figures of samples.csv ran through: the host kernel's choice
     (and why, from its vulnerabilities lines)."""
     chosen = context.get("native_about", {}).get("host_thunk")
     if chosen is None:
         return "plain `ret` (the run predates recording the choice)"
-    name = chosen["name"]
-    return ("a thunk not reproduced here" if name is None else
-            "plain `ret`" if name == "ret" else f"`{THUNKS[name][0]}`") + (
-        f" ({chosen['why']})" if why else "")
+    return thunk_label(chosen["name"]) + (f" ({chosen['why']})" if why else "")
 
 
 def alignment_finding(mine: pd.DataFrame, noise: dict, unit: str) -> list[str]:
@@ -1305,7 +1309,6 @@ def dense_words(runs) -> str:
 def findings(main: Analysed, sizes: dict, others=()) -> dict[str, str]:
     """One sentence per detail page: what a reader finds there, from the same numbers, over
     every kernel, build and site kind the page shows."""
-    summary = stats.guest(main.summary)
     out = {}
     runs = [main, *others]
     dense = dense_words(runs)
