@@ -239,8 +239,70 @@ def site_table(table: pd.DataFrame) -> list[str]:
         for config, _ in CONFIGS:
             for variant in ("c_trace", "rust_trace", "rust_helper"):
                 v = cell(mine, config=config, variant=variant)
-                cells.append("-" if v is None else fmt(v))
+                taken = cell(mine, "taken_per_site", config=config, variant=variant)
+                cells.append("-" if v is None else fmt(v) + (f", {fmt(taken)} taken"
+                                                             if taken else ""))
         out.append(f"| {r.arch} | {r.kernel} | {r.profile} | {' | '.join(cells)} |")
+    return out
+
+
+DENSE = ("c_dense", "rust_dense")
+
+
+def layout_groups(table: pd.DataFrame, config: str) -> dict[tuple, list[str]]:
+    """(C's, Rust's branches taken per site among 16 in a row) -> the kernels, builds and
+    architectures that show it, in `config`."""
+    groups: dict[tuple, list[str]] = {}
+    for (kernel, profile, arch), g in table[table.config == config].groupby(
+            ["kernel", "profile", "arch"], sort=False):
+        c, r = (cell(g, "taken_per_site", variant=v) for v in DENSE)
+        if c is not None and r is not None:
+            groups.setdefault((c, r), []).append(f"{kernel} {profile} {arch}")
+    return groups
+
+
+def layout_sentence(main: pd.DataFrame, table: pd.DataFrame) -> str:
+    """Where C's and Rust's sites run as many instructions but one takes a branch the other
+    does not: the taken branches per site among 16 sites in a row (one site's skip is the
+    loop's own back edge, so a single site cannot show it), over every kernel, build and
+    architecture, and the time it costs natively."""
+    groups = layout_groups(table, "no_jump_label")
+    if not groups:
+        return ""
+    parts = [f"C's {fmt(c)} and Rust's {fmt(r)} on {and_list(where)}"
+             for (c, r), where in groups.items()]
+    differ = any(c != r for c, r in groups)
+    text = ("**Without jump labels, where the counts tie, the layout "
+            + ("may not" if differ else "ties too") + ":** branches taken per disabled site "
+            "among 16 in a row (an instruction count cannot see one): " + "; ".join(parts))
+    native = main[(main.config == "no_jump_label") & main.variant.isin(DENSE)
+                  & main.native_median.notna()]
+    if len(native) == 2:
+        by = {r.variant: r for r in native.itertuples()}
+        text += (f"; natively (x86_64 JL=n, {thunk_label(by['c_dense'].native_thunk)}) "
+                 f"a Rust site among 16 costs {native_words(by['rust_dense'])} "
+                 f"{by['rust_dense'].native_unit} per call, a C site "
+                 f"{native_words(by['c_dense'])} (median (range) over processes and "
+                 "placements)")
+    return text + "."
+
+
+def layout_table(table: pd.DataFrame) -> list[str]:
+    """16 sites in a row: instructions and branches taken per site, C against Rust, and the
+    native time per site where the run has it."""
+    rows = table[table.variant.isin(DENSE)]
+    if rows.empty:
+        return []
+    out = ["| arch | kernel | build | config | C instructions | C taken | Rust instructions | "
+           "Rust taken | C native | Rust native |", "|---|---|---|---|---:|---:|---:|---:|---|---|"]
+    for (arch, kernel, profile, config), g in rows.groupby(
+            ["arch", "kernel", "profile", "config"], sort=False):
+        by = {r.variant: r for r in g.itertuples()}
+        counts = ["-" if by.get(v) is None else fmt(getattr(by[v], column))
+                  for v in DENSE for column in ("instructions_per_site", "taken_per_site")]
+        native = ["" if by.get(v) is None else native_words(by[v]) for v in DENSE]
+        out.append(f"| {arch} | {kernel} | {profile} | {SHORT[config]} | "
+                   + " | ".join(counts + native) + " |")
     return out
 
 
@@ -398,6 +460,7 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
                        "distributions build), Rust's `declare_trace!` site is C's NOP", table),
         c_against_rust(main, "no_jump_label", "**Without jump labels**, Rust's site reads the "
                        "key's count as C's does", table),
+        layout_sentence(main, table),
         helper_sentence(main, thunks, host, refused, table), arguments_sentence(main, table),
         mainline_sentence(table, profile, kernel, next(
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
@@ -416,9 +479,20 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         *scope_lines(context, [o for o in others], rel), "",
         "## Extra instructions per disabled site", "",
         "Under QEMU TCG `-icount` (instructions, exact). `-`: no such site (32-bit arm has no "
-        "Rust in 6.12) or not measured.", "",
+        "Rust in 6.12) or not measured. \"n taken\": the site's path takes n branches more "
+        "per event than the loop without it (from the disassembly).", "",
         *site_table(table), "",
     ]
+    layout = layout_table(table)
+    if layout:
+        lines += ["## Branches taken where the counts tie (16 sites in a row)", "",
+                  "A branch that is taken redirects the CPU's fetch; one that falls through "
+                  "does not, and an instruction count sees no difference. A single site "
+                  "cannot show it: the branch over its call is also the loop's back edge. "
+                  "Among 16 sites in a row, 15 of them show their own. Instructions and "
+                  "branches taken per site (from the disassembly), beyond the loop without "
+                  "sites; natively, TSC ticks per site, median (min..max) over processes and "
+                  "placements.", "", *layout, ""]
     native = native_table(main, context)
     lines += [f"## Native time per site (x86_64, TSC ticks per call, returns as this host's "
               f"kernel sends them: {thunk_label(host) if not refused else 'not timed'})", ""]

@@ -72,6 +72,26 @@ def site_instructions(paths: list[list[str]], variant: str, baseline: str) -> li
     return out + [f"minus `{w}`" for w in missing.elements()]
 
 
+def _unroll(count: str) -> int:
+    """The unroll factor in a paths row's count field: "51" or "12 (24 per trip, unrolled 2
+    times)"."""
+    words = count.split()
+    return int(words[words.index("unrolled") + 1]) if "unrolled" in words else 1
+
+
+def taken_branches(paths: list[list[str]], variant: str, baseline: str) -> float | None:
+    """The branches a variant's disabled path takes per loop iteration beyond its baseline's:
+    what an instruction count cannot see (a taken branch redirects fetch; a NOP or a branch
+    that falls through does not). None when a path is missing."""
+    rows = {row[0]: row for row in paths if len(row) == 3}
+    if variant not in rows or baseline not in rows:
+        return None
+
+    def per_iteration(row: list[str]) -> float:
+        return sum(w.endswith("(taken)") for w in row[2].split("; ")) / _unroll(row[1])
+    return per_iteration(rows[variant]) - per_iteration(rows[baseline])
+
+
 def argument_loads(paths: list[list[str]], variant: str, baseline: str, bare: str,
                    bare_baseline: str | None) -> int | None:
     """The loads a site's disabled path runs beyond its baseline, less those the bare site of

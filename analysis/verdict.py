@@ -21,7 +21,7 @@ SITES = (("one argument", "C", "c_trace"), ("one argument", "Rust", "rust_trace"
 ARGUMENT_BARE = {variant: bare for _, variant, bare in report.ARGUMENT_SITES}
 
 COLUMNS = ["arch", "config", "profile", "kernel", "site_kind", "language", "variant",
-           "instructions_per_site", "argument_loads", "calls_while_off", "native_median",
+           "instructions_per_site", "taken_per_site", "argument_loads", "calls_while_off", "native_median",
            "native_min", "native_max", "native_processes", "native_noise", "native_unit",
            "native_thunk"]
 # thunks.csv: each site's native cost under each return thunk the native stage timed.
@@ -137,9 +137,12 @@ def verdict(summary: pd.DataFrame, samples: pd.DataFrame, paths: dict, reps: int
             mine = (processes[(processes.arch == arch) & (processes.config == config)
                               & (processes.variant == variant)] if not processes.empty
                     else processes)
+            taken = sites.taken_branches(path_rows, variant, r.baseline.iloc[0])
             rows.append(dict(
                 arch=arch, config=config, profile=profile, kernel=kernel, site_kind=kind,
                 language=language, variant=variant, instructions_per_site=per_site,
+                taken_per_site=(None if taken is None
+                                else round(taken / matrix.BY_NAME[variant].sites, 4)),
                 argument_loads=loads,
                 calls_while_off=calls_while_off(path_rows, variant, r.baseline.iloc[0]),
                 native_median=mine.cost.median() if len(mine) else None,

@@ -348,3 +348,20 @@ def test_a_lazy_site_that_reads_an_argument_while_off_fails_its_check():
     assert codegen.check_codegen(f, sites, None, variants, True) == [
         "tpbench_rust_txn_lazy: 3 loads on the disabled path beyond its baseline's, where the "
         "bare site has 0: an argument is read while the event is off"]
+
+
+def test_taken_branches_count_what_an_instruction_count_cannot_see():
+    """Rows of the committed run's paths-x86_64-no_jump_label.tsv (series 6.12, before the
+    layout fix): C's 16 sites fall through, Rust's take the branch over each call but the
+    last (whose skip is the loop's back edge); an unrolled path counts per iteration."""
+    from analysis import sites
+    rows = [["c_base", "3", "add; cmp; jb (taken)"],
+            ["rust_base", "3", "inc; cmp; jb (taken)"],
+            ["c_dense", "51", "; ".join(["mov (load); test; jg"] * 16 + ["add; cmp; jne (taken)"])],
+            ["rust_dense", "51", "; ".join(["inc; cmp; je"] + ["mov (load); test; jle (taken)"] * 16)],
+            ["unrolled", "4 (8 per trip, unrolled 2 times)",
+             "add; bnez (taken); add; beq; add; bnez (taken); add; bnez (taken)"]]
+    assert sites.taken_branches(rows, "c_dense", "c_base") == 0
+    assert sites.taken_branches(rows, "rust_dense", "rust_base") == 15
+    assert sites.taken_branches(rows, "unrolled", "c_base") == 0.5
+    assert sites.taken_branches(rows, "missing", "c_base") is None

@@ -619,7 +619,7 @@ def test_each_answer_holds_for_every_row_of_the_site_table():
     table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
     helper = table[table.variant == "rust_helper"].instructions_per_site
     assert (f"{helper.min():g} to {helper.max():g} instructions per event, on every "
-            "architecture, config, kernel and build measured") in lines["3."]
+            "architecture, config, kernel and build measured") in answer_line(lines, "out-of-line C helper pays")
     sites = table[table.variant.isin(["c_trace", "rust_trace"])].pivot_table(
         index=["kernel", "profile", "arch", "config"], columns="variant",
         values="instructions_per_site").dropna()
@@ -632,7 +632,36 @@ def test_each_answer_holds_for_every_row_of_the_site_table():
             assert arch in line.split(f"C's runs {r.c_trace:g} and Rust's {r.rust_trace:g}")[1]
     loads = table[(table.variant == "rust_txn") & table.argument_loads.notna()]
     assert (f"({(loads.argument_loads > 0).sum()} of {len(loads)} over every kernel and build)"
-            in lines["4."])
+            in answer_line(lines, "Arguments read"))
+
+
+def answer_line(lines: dict, words: str) -> str:
+    (line,) = [line for line in lines.values() if words in line]
+    return line
+
+
+def test_the_layout_answer_names_every_row_of_16_sites_in_a_row():
+    """Where counts tie the Answer says which side takes a branch (issue 32): every kernel,
+    build and architecture with 16 sites in a row is named beside its C and Rust figures of
+    branches taken per site, read from verdict.csv."""
+    from runner import config as cfg
+    answer = committed_report().split("## Answer")[1].split("\n## ")[0]
+    line = next(x for x in answer.splitlines() if "Without jump labels, where the counts tie" in x)
+    table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
+    dense = table[(table.config == "no_jump_label")
+                  & table.variant.isin(["c_dense", "rust_dense"])].pivot_table(
+        index=["kernel", "profile", "arch"], columns="variant", values="taken_per_site")
+    assert len(dense) >= 4
+    for (kernel, profile, arch), r in dense.dropna().iterrows():
+        group = next(part for part in line.split("; ")
+                     if f"{kernel} {profile} {arch}" in part)
+        assert f"C's {answer_fmt(r.c_dense)} and Rust's {answer_fmt(r.rust_dense)}" in group, \
+            (kernel, profile, arch, group)
+
+
+def answer_fmt(x: float) -> str:
+    from analysis.answer import fmt
+    return fmt(x)
 
 
 def test_the_pages_point_at_what_exists():
