@@ -28,7 +28,9 @@ EXPLAINED = {
 
 def test_series_lists_every_patch_in_order():
     assert [p.name for p in cfg.series_files()] == [p.name for p in PATCHES]
-    assert len(PATCHES) == 8
+    assert len(PATCHES) == 9
+    for k, patch in enumerate(PATCHES, 1):
+        assert f"Subject: [PATCH {k}/{len(PATCHES)}]" in patch.read_text(), patch.name
 
 
 def test_cover_letter_is_filled_in():
