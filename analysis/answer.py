@@ -391,6 +391,57 @@ def native_scope(context: dict, host: str) -> str:
             + f"{host}; TSC ticks")
 
 
+def compiler_name(version: str) -> str:
+    """"GCC 12.2.0" or "clang 14.0.6" from a compiler's --version line."""
+    words = version.replace("(", " ").replace(")", " ").split()
+    number = next((w for w in reversed(words) if w[:1].isdigit() and "." in w), "")
+    return f"{'clang' if 'clang' in version else 'GCC'} {number}".strip()
+
+
+def compilers_words(contexts: list[dict]) -> str:
+    """Which C compiler and rustc built each kernel's C and Rust, per kernel, and why
+    riscv64's C is clang's."""
+    out = []
+    for c in contexts:
+        by: dict[str, list[str]] = {}
+        for arch, tools in c.get("toolchain", {}).items():
+            if tools.get("gcc"):
+                by.setdefault(compiler_name(tools["gcc"]), []).append(arch)
+        rustc = {compiler_name(t.get("rustc", "")).replace("GCC", "rustc")
+                 for t in c.get("toolchain", {}).values() if t.get("rustc")}
+        words = "; ".join(f"{name} ({', '.join(archs)})" for name, archs in by.items())
+        out.append(f"**{kernel_of(c)} {profile_of(c)}**: C by {words}; Rust by "
+                   f"{', '.join(sorted(rustc))}")
+    text = "; ".join(dict.fromkeys(out))
+    if any("riscv64" in c.get("toolchain", {}) for c in contexts):
+        text += (". riscv64's C is clang's, not Debian's GCC: 6.12 offers Rust on riscv only "
+                 "in a kernel built by clang (HAVE_RUST if CC_IS_CLANG)")
+    return text
+
+
+def missing_words(context: dict, others: list[dict]) -> str:
+    """Each architecture of the run's own kernel that a further kernel or build lacks, and
+    why: the reason the run recorded, or that the run's command did not ask for it."""
+    archs = context.get("archs", [])
+    out = []
+    for c in [context, *others]:
+        why = c.get("not_built", {})
+        told = [f"{key.replace('/', ' ')} ({reason})" for key, reason in why.items()]
+        asked = [a for a in archs if a not in c.get("archs", [])
+                 and not any(key.startswith(a + "/") for key in why)]
+        name = f"{kernel_of(c)} {profile_of(c)}"
+        if told:
+            out.append(f"{name}: {', '.join(told)}")
+        if asked:
+            out.append(f"{name}: {', '.join(asked)} (not asked for by the run's command: "
+                       "COMPARE_ARCHS)")
+    known = {kernel_of(c) for c in [context, *others]}
+    absent = [k for k in context.get("kernels_known", []) if k not in known]
+    if absent:
+        out.append(f"{', '.join(absent)}: not in this run (COMPARE_KERNELS)")
+    return "; ".join(out) or "nothing: every kernel and build on every architecture"
+
+
 def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
     """What the numbers hold for: kernels, builds, architectures, emulator, host."""
     contexts = [context, *others]
@@ -404,6 +455,13 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
             if version and arch not in qemu.setdefault(version, []):
                 qemu[version].append(arch)
     emulators = "; ".join(f"{v} ({', '.join(a)})" for v, a in qemu.items())
+    coarse = sorted({(c["arch"], c["counter_period"]) for ctx in contexts
+                     for c in ctx.get("configs", {}).values()
+                     if c.get("counter_period", 1) > 1 and c.get("accel") == "tcg"})
+    exact = ("exact and the same on every repetition"
+             + "".join(f"; {arch}'s counter ticks once per {period} instructions, so its "
+                       f"per-call slope is within 0.002 of the count and rounds to it"
+                       for arch, period in coarse))
     host = host_words(context.get("native_about", {}), context.get("host_cpu", ""))
     return [
         "| | |", "|---|---|",
@@ -413,8 +471,9 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
             f"{kernel_of(c)} {profile_of(c)}: {', '.join(c.get('archs', []))}"
             for c in contexts) + " |",
         f"| guest | {emulators}; TCG "
-        "`-icount shift=0,sleep=off`: the guest's counter "
-        "counts instructions, exact and the same on every repetition |",
+        f"`-icount shift=0,sleep=off`: the guest's counter counts instructions, {exact} |",
+        "| compilers | " + compilers_words(contexts) + " |",
+        "| not measured | " + missing_words(context, others) + " |",
         f"| native | {native_scope(context, host)} |",
         f"| run | `{context['run_id']}` ({context['date'][:10]}): "
         f"[samples]({rel}/samples.csv), [context]({rel}/context.json), "
@@ -522,7 +581,12 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         lines += [f"![{figure.split('/')[-1]}]({rel}/{figure})", ""]
     lines += ["## Further questions", ""]
     found = found or {}
-    lines += [f"- **{QUESTIONS.get(name, titles[name])}**"
+    questions = dict(QUESTIONS)
+    if not any(kernel_of(c) == "series-gcc14" for c in others):
+        questions["mainline"] = ("Does mainline's own implementation cost the same? (Telling "
+                                 "the compiler's part from the kernel's needs `series-gcc14`, "
+                                 "not in this run.)")
+    lines += [f"- **{questions.get(name, titles[name])}**"
               + (f" {found[name][0].upper()}{found[name][1:]}" if name in found else "")
               + f" [{titles[name]}]({rel}/{PAGES_DIR}/{name}.md)" for name in pages]
     lines += ["", "## Run it again", "", "```",

@@ -144,7 +144,9 @@ def possessive(name: str) -> str:
 
 
 def signed(x: float) -> str:
-    x = round(x, 6)     # 608.24 - 597.24 is 11 and floating-point residue, not 11.00
+    # To the 2 decimals the tables print: a reader subtracting 597.24 from 608.24 gets 11,
+    # whatever the residue below them (11.0038 from the unrounded slopes).
+    x = round(x, 2)
     return ("+" if x > 0 else "") + fmt(x)
 
 

@@ -350,6 +350,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "units": {"tcg": "instructions", "kvm": "cycles"},
         "configs": {},
         "not_built": {},    # arch/config -> why the run has no guest of it (no kernel, or QEMU)
+        "kernels_known": list(cfg.KERNELS),     # what the report names when a run lacks one
         "complete": False,
         "incomplete_reason": RUNNING,
         # Who is running it: a run still "running" whose runner is gone was interrupted.

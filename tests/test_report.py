@@ -687,3 +687,24 @@ def test_each_further_question_spans_every_row_its_page_shows():
            "and build)" in further
     assert "36 to 172 bytes in C, 43 to 132 bytes in Rust" in further
     assert "4 to 5 in C and 1 in Rust (series tiny)" in further
+
+
+def test_the_scope_names_each_compiler_the_counter_and_what_is_missing():
+    """What each number is (issue 32): riscv64's C is clang's and the scope says why;
+    loongarch64's coarse counter is named beside "exact"; every architecture a further
+    kernel or build lacks is named with its reason."""
+    text = committed_report()
+    scope = text.split("## Scope")[1].split("\n## ")[0]
+    rows = {line.split(" | ")[0].strip("| "): line for line in scope.splitlines()}
+    assert "clang 14.0.6 (riscv64)" in rows["compilers"] and "CC_IS_CLANG" in rows["compilers"]
+    assert "loongarch64's counter ticks once per 10 instructions" in rows["guest"]
+    import json
+    from runner import config as cfg
+    run = cfg.REPO / "data" / committed_run_id()
+    main = json.loads((run / "context.json").read_text())
+    for sub in [p for p in run.iterdir() if (p / "context.json").exists()]:
+        other = json.loads((sub / "context.json").read_text())
+        for arch in set(main["archs"]) - set(other["archs"]):
+            name = f"{other['kernel']} {other['profile']}"
+            part = rows["not measured"].split(name + ":")[1].split(";")[0]
+            assert arch in part, (name, arch)
