@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import answer, codegen, compare, figures, plots, report, size, stats, validate, verdict
+from analysis import answer, codegen, compare, cover, figures, plots, report, size, stats, validate, verdict
 from runner import disk
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
@@ -212,12 +212,48 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
                          "plots/headline.png", report.findings(main, sizes, others),
                          thunk_table)
     disk.write_atomically(REPO / "REPORT.md", text)
+    # From the files just written, as a test regenerates it from the committed ones.
+    write_cover_letter(context, cover_region(verdict_of(run), main, others, thunks_of(run),
+                                             sizes))
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
                            "display.float_format", "{:g}".format):
         print(summary[cols].to_string(index=False))
     print(f"\nreport: {REPO / 'REPORT.md'}, details in {pages_dir}")
     return 0
+
+
+SERIES = REPO / "patches"
+
+
+def cover_region(table, main, others, thunks, sizes) -> str:
+    """The cover letter's measured region, from an analysed run."""
+    series = (SERIES / "series").read_text().split()
+    return cover.measured(table, main.summary, main.context, [o.context for o in others],
+                          thunks, report.findings(main, sizes, others),
+                          [SERIES / name for name in series], "tpbench developers")
+
+
+def cover_region_of_run(run: Path) -> str:
+    """The same, from a run's committed files (its verdict.csv and thunks.csv)."""
+    (main, _), *rest = [read_analysed(r, allow_incomplete=False) for r in profile_runs(run)]
+    others = [other for other, _ in rest]
+    sizes = size.run_sizes(run, stats.panels(stats.guest(main.summary)))
+    return cover_region(verdict_of(run), main, others, thunks_of(run), sizes)
+
+
+def write_cover_letter(context: dict, region: str) -> None:
+    """Writes the region into the cover letter when the run measured the series as patches/
+    holds it now (another revision's run would quote other code)."""
+    series = (SERIES / "series").read_text().split()
+    measured = context.get("series", [])
+    if report.kernel_of(context) != "series" or measured != series[:len(measured)]:
+        print(f"cover letter: left as it is (run {context['run_id']} measured another "
+              "revision of the series)")
+        return
+    path = SERIES / "0000-cover-letter.patch"
+    disk.write_atomically(path, cover.fill(path.read_text(), region))
+    print(f"cover letter: {path}, measured from run {context['run_id']}")
 
 
 def verdict_of(run: Path) -> pd.DataFrame:

@@ -498,12 +498,9 @@ QUESTIONS = {
 }
 
 
-def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
-           repo_root: Path, pages: list[str], figure: str | None,
-           found: dict[str, str] | None = None, thunks: pd.DataFrame | None = None) -> str:
-    """REPORT.md: the question, the answer, its scope, the two tables, the figure, and a
-    line per further question linking to its page."""
-    rel = Path(os.path.relpath(run, repo_root))
+def answer_sentences(table: pd.DataFrame, context: dict, others: list[dict],
+                     thunks: pd.DataFrame | None = None) -> list[str]:
+    """The Answer's numbered sentences (markdown), for REPORT.md and the cover letter."""
     profile, kernel = profile_of(context), kernel_of(context)
     main = table[(table.profile == profile) & (table.kernel == kernel)]
     thunks = pd.DataFrame(columns=["profile", "kernel", "arch", "config", "thunk", "variant"]) \
@@ -511,10 +508,7 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
     thunks = thunks[(thunks.profile == profile) & (thunks.kernel == kernel)]
     host = context.get("native_about", {}).get("host_thunk", {}).get("name", "ret")
     refused = native_refused(context)
-    incomplete = ([f"> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. Every figure "
-                   "below covers only what the run recorded.", ""]
-                  if not context.get("complete") else [])
-    answers = [s for s in (
+    return [s for s in (
         c_against_rust(main, "jump_label", "**With jump labels** (CONFIG_JUMP_LABEL=y, as "
                        "distributions build), Rust's `declare_trace!` site is C's NOP", table),
         c_against_rust(main, "no_jump_label", "**Without jump labels**, Rust's site reads the "
@@ -523,6 +517,25 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         helper_sentence(main, thunks, host, refused, table), arguments_sentence(main, table),
         mainline_sentence(table, profile, kernel, next(
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
+
+
+def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
+           repo_root: Path, pages: list[str], figure: str | None,
+           found: dict[str, str] | None = None, thunks: pd.DataFrame | None = None) -> str:
+    """REPORT.md: the question, the answer, its scope, the two tables, the figure, and a
+    line per further question linking to its page."""
+    rel = Path(os.path.relpath(run, repo_root))
+    profile, kernel = profile_of(context), kernel_of(context)
+    main = table[(table.profile == profile) & (table.kernel == kernel)]
+    answers = answer_sentences(table, context, others, thunks)
+    thunks = pd.DataFrame(columns=["profile", "kernel", "arch", "config", "thunk", "variant"]) \
+        if thunks is None else thunks
+    thunks = thunks[(thunks.profile == profile) & (thunks.kernel == kernel)]
+    host = context.get("native_about", {}).get("host_thunk", {}).get("name", "ret")
+    refused = native_refused(context)
+    incomplete = ([f"> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. Every figure "
+                   "below covers only what the run recorded.", ""]
+                  if not context.get("complete") else [])
     titles = dict(PAGES)
     lines = [
         "# Does a disabled tracepoint cost the same from Rust as from C?", "",

@@ -81,37 +81,21 @@ def test_cli_report_writes_plots_and_summary(run, monkeypatch):
     assert (run / "report" / "guest.md").exists() and (run / "report" / "method.md").exists()
 
 
-def test_cover_letter_numbers_come_from_the_committed_run():
-    """The cover letter quotes a run; its table must be that run's per-call costs."""
-    import re
+def test_cover_letter_is_measured_from_the_committed_run():
+    """The letter's measured region is what the analysis makes of the run it names, byte for
+    byte (issue 32): its table, its sentences, its native spread and patch 8's figures; and
+    it names the run REPORT.md names, the series of that run being the one in patches/."""
+    import json
+    from analysis import cover
     from runner import config as cfg
     text = (cfg.PATCHES / "0000-cover-letter.patch").read_text()
-    run_id = re.search(r"tpbench run (\S+):", text).group(1)
-    ctx, samples = report.load_run(cfg.REPO / "data" / run_id, allow_incomplete=False)
-    s = stats.guest(stats.summarize(samples))
-    s = s.set_index(["arch", "config", "state", "variant"]).sort_index()
-    profile, archs = re.search(r"^  tracepoint off, (\S+)\s+(.*)$", text, re.M).groups()
-    archs = archs.split()
-    assert archs and set(archs) <= set(ctx["archs"]), archs
-    # The table names how the kernels were built: the run's profile.
-    assert (profile, ctx["profile"]) == ("-O2", "distro")
-    columns = [(a, c) for a in archs for c in ("jump_label", "no_jump_label")]
-    rows = {"loop without a site, C": "c_base", "loop without a site, Rust": "rust_base",
-            "empty loop, C": "c_empty", "empty loop, Rust": "rust_empty",
-            "C trace_<name>()": "c_trace", "Rust declare_trace!": "rust_trace",
-            "Rust -> C helper -> trace": "rust_helper",
-            "Rust, count helper (*)": "rust_count_call"}
-    for label, variant in rows.items():
-        want = [f"{s.loc[(a, c, 'disabled', variant), 'per_call']:g}" for a, c in columns]
-        line = re.search(rf"^  {re.escape(label)}\s+(.*)$", text, re.M).group(1).split()
-        assert line == want, (label, line, want)
-    # With a probe attached: Rust's site cost minus C's (each net of its language's baseline).
-    enabled = s.xs("enabled", level="state")["per_call"]
-    for arch in archs:
-        extra = sorted(int((enabled[(arch, c, "rust_trace")] - enabled[(arch, c, "rust_base")])
-                           - (enabled[(arch, c, "c_trace")] - enabled[(arch, c, "c_base")]))
-                       for c in ("jump_label", "no_jump_label"))
-        assert re.search(rf"{arch}:\s+{extra[0]}\s+to\s+{extra[1]}", text), (arch, extra)
+    run_id = re.search(r"^Measured by tpbench run (\S+) ", text, re.M).group(1)
+    assert run_id == committed_run_id()
+    run = cfg.REPO / "data" / run_id
+    context = json.loads((run / "context.json").read_text())
+    assert context["series"] == [p.name for p in cfg.series_files()]
+    assert cover.region_of(text) == cli.cover_region_of_run(run)
+    assert "(patch 8)" in cover.region_of(text)
 
 
 def committed_run_id() -> str:
@@ -708,3 +692,15 @@ def test_the_scope_names_each_compiler_the_counter_and_what_is_missing():
             name = f"{other['kernel']} {other['profile']}"
             part = rows["not measured"].split(name + ":")[1].split(";")[0]
             assert arch in part, (name, arch)
+
+
+def test_the_cover_letter_region_is_replaced_and_nothing_else():
+    from analysis import cover
+    letter = ("Subject: [PATCH 0/2] x\n\nHand-written.\n\nMeasured by tpbench run old (x)\n"
+              "old figures\n\n a/b.c | 2 +-\n 1 file changed\n")
+    new = cover.fill(letter, "Measured by tpbench run new (y)\nnew figures\n")
+    assert new.startswith("Subject: [PATCH 0/2] x\n\nHand-written.\n\nMeasured by tpbench run new")
+    assert new.endswith("new figures\n\n a/b.c | 2 +-\n 1 file changed\n")
+    assert cover.region_of(new) == "Measured by tpbench run new (y)\nnew figures\n"
+    with pytest.raises(ValueError, match="no region"):
+        cover.fill("Subject: x\n\nno region here\n", "Measured by tpbench run z\n")
