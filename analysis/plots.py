@@ -30,7 +30,7 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
     variants = ordered(summary.variant.unique())
     # "scaling": the variants each line plot has, in its blocks' order: gnuplot does not count
     # an empty block as an index, so a variant without samples gets no block at all.
-    meta = {"panels": [], "variants": variants, "scaling": {}}
+    meta = {"panels": [], "variants": variants, "scaling": {}, "missing": {}}
     for arch, config in stats.panels(summary):
         tag = f"{arch}-{config}"
         part = stats.rows(summary, arch=arch, config=config)
@@ -38,6 +38,8 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
         meta["panels"].append((arch, config, part.accel.iloc[0], part.unit.iloc[0]))
         with open(outdir / f"percall-{tag}.dat", "w") as f:
             f.write("# index variant " + " ".join(f"{s} lo hi" for s in matrix.STATES) + "\n")
+            meta["missing"][tag] = [i for i, v in enumerate(variants)
+                                    if stats.rows(part, variant=v).empty]
             for i, v in enumerate(variants):
                 cells = [str(i), v]
                 for state in matrix.STATES:
@@ -65,20 +67,33 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
 def script(meta: dict, term: str, ext: str) -> str:
     variants = meta["variants"]
     xtics = ", ".join(f'"{v}" {i}' for i, v in enumerate(variants))
-    lines = [f"set terminal {term} noenhanced", "set grid ytics", "set key top left",
+    colours = ("#1f77b4", "#d95f02", "#1b9e77", "#7b3294", "#e7298a", "#66a61e", "#a6761d",
+               "#666666")
+    styles = [f"set linetype {101 + i} lc rgb '{colours[i % 8]}' pt {i % 14 + 1} "
+              f"dt {i // 8 + 1}" for i in range(len(variants))]
+    lines = [f"set terminal {term} noenhanced", *styles, "set grid ytics", "set key top left",
              "set style fill solid 0.5 border -1", f"set xtics ({xtics}) rotate by -30"]
     for arch, config, accel, unit in meta["panels"]:
         tag = f"{arch}-{config}"
         acc = "TCG -icount (instructions)" if accel == "tcg" else f"{accel.upper()} (cycles)"
+        # Two panels, each on its own scale: on one, the probe-attached bars (hundreds of
+        # instructions) would leave the disabled ones, the point of the study, a few pixels.
+        missing = [f'set label "none" at {i},0 center offset 0,0.5 '
+                   "font ',7' tc rgb '#888888'" for i in meta["missing"].get(tag, [])]
         lines += [
             f"set xtics ({xtics}) rotate by -30",
             f'set output "percall-{tag}.{ext}"',
-            f'set title "Per-call cost by variant, {arch} {config}, {acc}"',
+            f'set multiplot layout 2,1 title "Per-call cost by variant, {arch} {config}, {acc}"',
             'set xlabel "variant"', f'set ylabel "{unit_label(unit)}"',
             "set yrange [0:*]", "set xrange [-0.6:%f]" % (len(variants) - 0.4),
-            "set boxwidth 0.35",
-            f'plot "percall-{tag}.dat" using ($1-0.18):3 with boxes title "tracepoint disabled", '
-            f'"" using ($1+0.18):6 with boxes title "probe attached"',
+            "set boxwidth 0.6", *missing,
+            'set title "tracepoint disabled"',
+            f'plot "percall-{tag}.dat" using 1:3 with boxes lc rgb "#1f77b4" notitle, '
+            f'"" using 1:3:(sprintf("%g", $3)) with labels offset 0,0.6 font ",7" notitle',
+            'set title "probe attached"',
+            f'plot "percall-{tag}.dat" using 1:6 with boxes lc rgb "#d95f02" notitle, '
+            f'"" using 1:6:(sprintf("%g", $6)) with labels offset 0,0.6 font ",7" notitle',
+            "unset multiplot", "unset label", "unset title",
         ]
         for state in [s for s in matrix.STATES if meta["scaling"].get(f"{tag}-{s}")]:
             lines += [
@@ -87,9 +102,11 @@ def script(meta: dict, term: str, ext: str) -> str:
                 'set xlabel "N (calls per timed loop)"', f'set ylabel "{unit} per timed loop (fastest repetition)"',
                 "set logscale xy", "set autoscale xy", "set xtics auto norotate", "set key top left",
                 f'lines = "{" ".join(meta["scaling"][f"{tag}-{state}"])}"',
+                # A colour, marker and dash per line: 8 colours, 14 markers, a new dash
+                # after 8 lines, so that no two of up to 16 variants look alike.
                 f'plot for [i=0:{len(meta["scaling"][f"{tag}-{state}"]) - 1}] '
                 f'"scaling-{tag}-{state}.dat" index i using 1:2 with linespoints '
-                f'title word(lines, i + 1)',
+                f'lt (101 + i) title word(lines, i + 1)',
                 "unset logscale xy", f"set xtics ({xtics}) rotate by -30",
             ]
     return "\n".join(lines) + "\n"
@@ -114,7 +131,8 @@ def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
         meta = write_data(stats.guest(samples), stats.guest(summary), work)
         text = script(meta, "pngcairo size 900,560 font 'sans,10'", "png")
         (work / "plots.gp").write_text(titled(text, profile))
-        subprocess.run(["gnuplot", "plots.gp"], cwd=work, check=True, capture_output=True,
-                       text=True)
+        proc = subprocess.run(["gnuplot", "plots.gp"], cwd=work, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"gnuplot could not draw the plots: {proc.stderr.strip()}")
         made = [Path(shutil.copy(png, outdir / png.name)) for png in sorted(work.glob("*.png"))]
     return made

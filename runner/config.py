@@ -47,7 +47,7 @@ DEBIAN_PACKAGES = (
     "libclang-14-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "xz-utils", "git", "qemu-system-x86",
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
-    "gnuplot-nox", "python3-matplotlib",   # the detail pages' plots; the report's figures
+    "gnuplot-nox",      # every plot and figure
     "python3-ply", "python3-git",   # checkpatch's spdxcheck.py
     "rustfmt-web", "rust-web-clippy",   # rustfmtcheck and CLIPPY=1, of rustc-web's version
     "linux-config-6.12",   # Debian's own configs, which the distro profile is checked against

@@ -591,10 +591,16 @@ def test_the_expected_counts_agree_with_the_committed_run():
             ["arch", "config", "state", "variant"]).per_call
         for (arch, config, state), counts in table.items():
             for variant, want in counts.items():
-                if (arch, config, state, variant) in summary.index:
-                    assert summary[(arch, config, state, variant)] == want, (
-                        directory.name, arch, config, state, variant)
-                    checked += 1
+                key = (arch, config, state, variant)
+                if key not in summary.index:
+                    continue
+                # A count a later patch changed holds its value from before in a run of
+                # the series' first patches.
+                before = expected_counts.BEFORE.get((len(context["series"]),
+                                                     report.profile_of(context), *key))
+                assert summary[key] == (want if before is None else before), (
+                    directory.name, *key)
+                checked += 1
     assert checked > 100, checked
 
 
