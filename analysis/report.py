@@ -1061,7 +1061,10 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
         sizes = size.run_sizes(run, stats.panels(summary))
     body["size"] = size_section(run, sizes, rel)
     body["paths"] = explained(paths or {}, summary)
-    codegen_lines = []
+    # An opening line, so that the first architecture keeps its heading (a page's first
+    # heading becomes its title).
+    codegen_lines = ["A section per architecture and config, x86_64 first: the listing of "
+                     "its loops and the checks made on them.", ""] if checks else []
     for tag in sorted(checks, key=lambda t: (not t.startswith("x86_64"), t)):
         # Runs of schema 1 (x86_64 alone) name the listing by config alone.
         listing = next((n for n in (f"codegen-{tag}.txt",
