@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis import stats
 from analysis.report import (PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command,
-                             thunk_label)
+                             thunk_label, tool_words)
 from kelf.rewrites import THUNKS
 
 CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))
@@ -391,13 +391,6 @@ def native_scope(context: dict, host: str) -> str:
             + f"{host}; TSC ticks")
 
 
-def compiler_name(version: str) -> str:
-    """"GCC 12.2.0" or "clang 14.0.6" from a compiler's --version line."""
-    words = version.replace("(", " ").replace(")", " ").split()
-    number = next((w for w in reversed(words) if w[:1].isdigit() and "." in w), "")
-    return f"{'clang' if 'clang' in version else 'GCC'} {number}".strip()
-
-
 def compilers_words(contexts: list[dict]) -> str:
     """Which C compiler and rustc built each kernel's C and Rust, per kernel, and why
     riscv64's C is clang's."""
@@ -406,9 +399,9 @@ def compilers_words(contexts: list[dict]) -> str:
         by: dict[str, list[str]] = {}
         for arch, tools in c.get("toolchain", {}).items():
             if tools.get("gcc"):
-                by.setdefault(compiler_name(tools["gcc"]), []).append(arch)
-        rustc = {compiler_name(t.get("rustc", "")).replace("GCC", "rustc")
-                 for t in c.get("toolchain", {}).values() if t.get("rustc")}
+                by.setdefault(tool_words("gcc", tools["gcc"]), []).append(arch)
+        rustc = {tool_words("rustc", t["rustc"]) for t in c.get("toolchain", {}).values()
+                 if t.get("rustc")}
         words = "; ".join(f"{name} ({', '.join(archs)})" for name, archs in by.items())
         out.append(f"**{kernel_of(c)} {profile_of(c)}**: C by {words}; Rust by "
                    f"{', '.join(sorted(rustc))}")

@@ -28,7 +28,8 @@ ROWS = (("loop without a site, C", "c_base"), ("loop without a site, Rust", "rus
         ("16 sites, C (per site)", "c_dense"), ("16 sites, Rust (per site)", "rust_dense"),
         ("Rust -> C helper -> trace", "rust_helper"),
         ("Rust, count helper (*)", "rust_count_call"))
-PER_SITE = {"c_dense": 16, "rust_dense": 16}
+# Rows per site rather than per loop: the verdict's instructions per site.
+PER_SITE = ("c_dense", "rust_dense")
 
 
 def plain(text: str) -> str:
@@ -40,14 +41,13 @@ def paragraph(text: str) -> str:
     return textwrap.fill(plain(text), WIDTH, break_on_hyphens=False, break_long_words=False)
 
 
-def table_lines(summary: pd.DataFrame, profile: str) -> list[str]:
+def table_lines(summary: pd.DataFrame, verdict: pd.DataFrame, profile: str) -> list[str]:
     """Instructions per loop iteration with the tracepoint off, each architecture with Rust
     in both configs; the dense rows per site, beyond their loop without sites."""
     guest = stats.rows(stats.guest(summary), state="disabled")
     archs = [a for a in dict.fromkeys(guest.arch)
              if not stats.rows(guest, arch=a, variant="rust_trace").empty]
     per_call = {(r.arch, r.config, r.variant): r.per_call for r in guest.itertuples()}
-    net = {(r.arch, r.config, r.variant): r.net for r in guest.itertuples()}
     configs = ("jump_label", "no_jump_label")
     out = [f"  tracepoint off, {profile:<12}" + "".join(f"{a:<11}" for a in archs).rstrip(),
            f"  {'CONFIG_JUMP_LABEL':<26}" + "".join(f"{'=y':>4}{'=n':>5}  "
@@ -57,8 +57,7 @@ def table_lines(summary: pd.DataFrame, profile: str) -> list[str]:
         for arch in archs:
             for config in configs:
                 if variant in PER_SITE:
-                    value = net.get((arch, config, variant))
-                    value = None if value is None or pd.isna(value) else value / PER_SITE[variant]
+                    value = answer.cell(verdict, arch=arch, config=config, variant=variant)
                 else:
                     value = per_call.get((arch, config, variant))
                 cells.append("-" if value is None or pd.isna(value) else answer.fmt(value))
@@ -101,7 +100,8 @@ def measured(table: pd.DataFrame, summary: pd.DataFrame, context: dict, others: 
                   + " not yet, so no figure below shows what "
                   + ("it changes." if len(patches) - measured_patches == 1 else
                      "they change."))
-    text = [paragraph(intro), "", *table_lines(summary, profile), "",
+    own = table[(table.profile == profile) & (table.kernel == answer.kernel_of(context))]
+    text = [paragraph(intro), "", *table_lines(summary, own, profile), "",
             paragraph("(*) The benchmark's rust_count_call loop, which calls a C helper to "
                       "read the key count as patch 2's generic path does: an emulation in "
                       "the benchmark module, not a build of the tree before patch 7. The 16 "

@@ -150,16 +150,20 @@ def signed(x: float) -> str:
     return ("+" if x > 0 else "") + fmt(x)
 
 
+def tool_words(key: str, text: str) -> str:
+    """"GCC 12.2.0", "clang 14.0.6", "rustc 1.96.0" from a tool's --version line: the version
+    outside the parentheses ("gcc (Debian 12.2.0-14+deb12u1) 12.2.0"); the C compiler named
+    by what it says it is (riscv64's "gcc" is clang)."""
+    version = re.search(r"\d+\.\d+\.\d+", re.sub(r"\([^)]*\)", "", text))
+    name = {"gcc": "clang" if "clang" in text else "GCC"}.get(key, key)
+    return f"{name} {version.group(0)}" if version else ""
+
+
 def toolchain_words(context: dict, arch: str) -> str:
     """"GCC 12.2.0, rustc 1.96.0, bindgen 0.60.1" from the versions context.json records."""
     tools = context.get("toolchain", {}).get(arch, {})
-    words = []
-    for key, name in (("gcc", "GCC"), ("rustc", "rustc"), ("bindgen", "bindgen")):
-        # "gcc (Debian 12.2.0-14+deb12u1) 12.2.0": the version outside the parentheses.
-        version = re.search(r"\d+\.\d+\.\d+", re.sub(r"\([^)]*\)", "", tools.get(key, "")))
-        if version:
-            words.append(f"{name} {version.group(0)}")
-    return ", ".join(words)
+    return ", ".join(w for w in (tool_words(key, tools.get(key, ""))
+                                 for key in ("gcc", "rustc", "bindgen")) if w)
 
 
 def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
