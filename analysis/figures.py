@@ -255,10 +255,13 @@ def size(growth: dict, title: str, out: Path) -> Path | None:
             labels.append(f"{arch}, {language}")
             per_site.append((y, a, colour, ""))
             once.append((y, b, colour, ""))
-    script = [f"set terminal pngcairo noenhanced size 1000,{80 + 26 * len(labels)} {FONT}",
+    # Margins in pixels (a two-line title, a panel title; the x label below), as fractions
+    # of a height that grows with the rows.
+    height = 220 + 26 * len(labels)
+    script = [f"set terminal pngcairo noenhanced size 1000,{height} {FONT}",
               f"set output {quoted(out.name)}", "set grid xtics lc rgb '#dddddd'",
-              f"set multiplot layout 1,2 title {quoted(title)} margins 0.14,0.98,0.14,0.78 "
-              "spacing 0.03"]
+              f"set multiplot layout 1,2 title {quoted(title)} margins 0.14,0.98,"
+              f"{60 / height:.3f},{1 - 95 / height:.3f} spacing 0.03"]
     script += bar_panel("s0", "bytes per site (text and __jump_table entry)", per_site, [],
                         max(v for _, v, _, _ in per_site), labels, "bytes", 0.7, True)
     script += bar_panel("s1", "bytes once per event (its functions)", once, [],
