@@ -213,7 +213,7 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
             theirs = stats.rows(other.summary, arch=arch, config=config)
             if theirs.empty:
                 why = not_built.get(f"{arch}/{config}")
-                known = cfg.KERNELS[b].why_not_run(arch, config, "tcg") if b in cfg.KERNELS \
+                known = cfg.KERNELS[b].why_impossible(arch, config) if b in cfg.KERNELS \
                     else None
                 if why:
                     notes.append(f"- {arch} {config}: nothing measured on {b}, {why}.")

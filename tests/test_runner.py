@@ -375,17 +375,16 @@ def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
         world.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
 
 
-def test_a_guest_qemu_cannot_run_under_icount_is_left_out_with_its_reason():
-    """Mainline's loongarch64 builds, but QEMU's TCG aborts under -icount at the module's
-    load: a TCG run leaves both configs out, saying why; the kernel itself can be built."""
-    mainline = cfg.KERNELS["mainline"]
+def test_loongarch64_boots_in_the_qemu_of_debian_13_backports():
+    """QEMU 10.0's loongarch TCG aborted under -icount as 7.3 loaded the module; the Debian 13
+    root pins 11.1 from the backports, so mainline's loongarch64 is measured as the others."""
+    packages = cfg.TRIXIE_ROOT.packages
+    for name in ("qemu-system-misc", "qemu-system-common", "qemu-system-data"):
+        assert f"{name}={cfg.QEMU_BACKPORTS_VERSION}" in packages
+    assert "trixie-backports" in cfg.TRIXIE_ROOT.more_suites
+    assert cfg.ARCHS["loongarch64"].root == cfg.TRIXIE_ROOT
     for config in cfg.KERNEL_CONFIGS:
-        assert "Raised interrupt while not in I/O function" in mainline.why_not_run(
-            "loongarch64", config, "tcg")
-        assert mainline.why_impossible("loongarch64", config) is None
-        assert cfg.KERNELS["series"].why_not_run("loongarch64", config, "tcg") is None
-    assert "selects JUMP_LABEL" in mainline.why_not_run("arm64", "no_jump_label", "tcg")
-    assert mainline.why_not_run("x86_64", "jump_label", "tcg") is None
+        assert cfg.KERNELS["mainline"].why_impossible("loongarch64", config) is None
 
 
 def test_two_processes_take_turns_at_one_build(tmp_path):
