@@ -236,14 +236,44 @@ RISCV_CALL_OPS_PREFIX = 8
 ARM_MCOUNT = "__gnu_mcount_nc"
 
 
+# loongarch64 loads modules far from the kernel (the kernel runs in a direct-mapped window,
+# modules in the vmalloc range), beyond the +-128M of `bl`: the module loader sends each such
+# call through a PLT entry it writes, four instructions that build the target's address in
+# $t1 and jump there (arch/loongarch/kernel/module.c, apply_r_larch_b26(); asm/module.h,
+# emit_plt_entry()).
+LOONGARCH_PLT = "@plt"
+
+
+def loongarch_plt(target: str) -> Function:
+    """The PLT entry the loader writes for a call to the kernel's `target`."""
+    parts = [("lu12i.w", f"$t1, %abs_hi20({target})"),
+             ("lu32i.d", f"$t1, %abs64_lo20({target})"),
+             ("lu52i.d", f"$t1, $t1, %abs64_hi12({target})"),
+             ("jr", f"$t1 # jirl $zero, $t1, %abs_lo12({target})")]
+    return Function(target + LOONGARCH_PLT, 0,
+                    [Insn(4 * k, bytes(4), m, ops) for k, (m, ops) in enumerate(parts)],
+                    section="module PLT")
+
+
+def far_call(funcs: dict[str, Function], call: Insn) -> bool:
+    """A loongarch64 `bl` from the module to a function of the kernel."""
+    return (call.reloc_type == "R_LARCH_B26" and call.reloc in funcs
+            and funcs[call.reloc].section == "vmlinux")
+
+
 def as_loaded(funcs: dict[str, Function], return_thunk: bool,
               ftrace_entries: set[tuple[str, int]] = frozenset()) -> None:
     """The code as the kernel runs it once it loaded the module (kelf.rewrites): on x86_64
     each `call __fentry__` is ftrace's NOP, and, when the kernel uses no return thunk, each
     `jmp __x86_return_thunk` is `ret`; on riscv64 the four c.nop of each entry in
-    `ftrace_entries` are two nop; on arm each `bl __gnu_mcount_nc` is `add sp, sp, #4`. The
+    `ftrace_entries` are two nop; on arm each `bl __gnu_mcount_nc` is `add sp, sp, #4`; on
+    loongarch64 a call into the kernel goes through its PLT entry (<name>@plt). The
     operands say what the file holds."""
     ftrace_entries = set(ftrace_entries)
+    far = {i.reloc for f in funcs.values() for i in f.insns
+           if is_call(i.mnemonic) and far_call(funcs, i)}
+    for name in far:
+        funcs[name + LOONGARCH_PLT] = loongarch_plt(name)
     for f in funcs.values():
         entry = {(f.section, f.start), (f.section, f.start - RISCV_CALL_OPS_PREFIX)}
         if entry & ftrace_entries and [
@@ -604,7 +634,8 @@ def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
         return []    # outside this object (the kernel): the call itself is on the path
     f = funcs[name]
     key = KeyState(f)
-    path = []
+    plt = funcs.get(name + LOONGARCH_PLT) if far_call(funcs, call) else None
+    path = [(plt.name, i) for i in plt.insns] if plt else []
     pc = f.insns[0].addr
     for _ in range(1000):
         insn = f.insns[f.at(pc)]
@@ -734,8 +765,16 @@ def lazy_loads(walks: dict) -> tuple[float, float] | None:
     paths = [walks.get(v) for v in (LAZY_SITE, LAZY_BASE, *LAZY_BARE)]
     if any(p is None or isinstance(p, str) for p in paths):
         return None
-    loads = [sum(loads_data(i) for _, i in p) / iterations_per_trip(p) for p in paths]
+    loads = [sum(loads_data(i) and not literal_load(i) for _, i in p) / iterations_per_trip(p)
+             for p in paths]
     return loads[0] - loads[1], loads[2] - loads[3]
+
+
+def literal_load(insn: Insn) -> bool:
+    """arm's `ldr rN, [pc, #k]`: a word of the function's own literal pool, an address the
+    linker wrote (arm64 builds it with adrp/add). Where a call in the loop clobbers the
+    register that held it, the compiler reloads it each trip; it reads no argument."""
+    return insn.mnemonic == "ldr" and "[pc" in insn.operands
 
 
 def checks_made(measured: dict[str, float] | None, variants, jump_label: bool,
@@ -804,7 +843,7 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
             body[0] = f"<{fn}>: the same code as <{funcs[fn].name}> (merged by the compiler):"
             addrs = {(funcs[fn].name, a) for _, a in addrs}
             body = [body[0]] + function_listing(funcs, funcs[fn].name, sites, addrs)[1:]
-        callees = sorted({f for f, _ in path if f != fn})
+        callees = dict.fromkeys(f for f, _ in path if f != fn)    # in the order called
         for callee in callees:
             body += [""] + function_listing(funcs, callee, sites, addrs)
         blocks[v] = body + [f"disabled path: {trip_words(path)}"]

@@ -297,18 +297,18 @@ def test_loops_that_count_by_one_run_one_iteration_per_trip(fixture, loops):
         assert codegen.iterations_per_trip(path) == 1, (fixture, loop)
 
 
-def mainline_rust_trace_without_jump_labels():
-    """Mainline's Rust site without CONFIG_JUMP_LABEL (7.3.4, x86_64, distro), with the
-    kernel crate's helper it calls as a run keeps it from vmlinux."""
-    f = funcs("objdump-mainline-x86_64-no_jump_label-rust_trace.txt")
+def mainline_without_jump_labels(arch="x86_64", part="rust_trace"):
+    """Mainline's Rust sites without CONFIG_JUMP_LABEL (7.3.4, distro), with the kernel
+    crate's helper they call as a run keeps it from vmlinux."""
+    f = funcs(f"objdump-mainline-{arch}-no_jump_label-{part}.txt")
     f.update(codegen.kernel_functions(
-        (FIXTURES / "kernel-helpers-mainline-x86_64-no_jump_label.txt").read_text()))
+        (FIXTURES / f"kernel-helpers-mainline-{arch}-no_jump_label.txt").read_text()))
     codegen.as_loaded(f, return_thunk=False)
     return f
 
 
 def test_the_walk_follows_a_call_into_the_kernels_helper():
-    f = mainline_rust_trace_without_jump_labels()
+    f = mainline_without_jump_labels()
     helper = f[codegen.MAINLINE_COUNT_HELPER]
     # vmlinux names the return thunk by its alias, __pi___x86_return_thunk: the kernel's `ret`.
     assert [i.mnemonic for i in helper.insns] == ["endbr64", "mov", "ret"]
@@ -319,7 +319,7 @@ def test_the_walk_follows_a_call_into_the_kernels_helper():
 
 
 def test_mainlines_call_to_read_the_count_is_expected_only_where_it_is_by_design():
-    f = mainline_rust_trace_without_jump_labels()
+    f = mainline_without_jump_labels()
     measured = {"rust_trace": 10}
     assert codegen.check_codegen(f, {}, measured, ["rust_trace"], jump_label=False,
                                  count_helper=codegen.MAINLINE_COUNT_HELPER) == []
@@ -365,3 +365,31 @@ def test_taken_branches_count_what_an_instruction_count_cannot_see():
     assert sites.taken_branches(rows, "rust_dense", "rust_base") == 15
     assert sites.taken_branches(rows, "unrolled", "c_base") == 0.5
     assert sites.taken_branches(rows, "missing", "c_base") is None
+
+
+def test_a_loongarch64_call_into_the_kernel_goes_through_the_modules_plt():
+    """The module loader sends `bl rust_helper_static_key_count` through a PLT entry of four
+    instructions: 12 per iteration, as measured (mainline 7.3.4, loongarch64, QEMU 11.1),
+    where the call straight into the helper would be 8."""
+    f = mainline_without_jump_labels("loongarch64")
+    path = codegen.disabled_path(f, "tpbench_rust_trace", set())
+    plt = "rust_helper_static_key_count@plt"
+    assert [(fn, i.mnemonic) for fn, i in path if fn != "tpbench_rust_trace"] == [
+        (plt, "lu12i.w"), (plt, "lu32i.d"), (plt, "lu52i.d"), (plt, "jr"),
+        ("rust_helper_static_key_count", "ldptr.w"), ("rust_helper_static_key_count", "slli.w"),
+        ("rust_helper_static_key_count", "ret")]
+    assert len(path) == 12
+    assert codegen.check_codegen(f, {}, {"rust_trace": 12}, ["rust_trace"], jump_label=False,
+                                 count_helper=codegen.MAINLINE_COUNT_HELPER) == []
+
+
+def test_an_arm_literal_pool_reload_is_not_an_argument_read():
+    """Mainline 7.3.4's arm rust_txn_lazy reloads &tpbench_txns from its literal pool each trip
+    (the call to read the key clobbers r1) but reads no field of the transaction until the
+    key is on: its loads beyond its baseline are the bare site's one, the key's count."""
+    f = mainline_without_jump_labels("arm", "lazy")
+    variants = ["rust_base", "rust_trace", "rust_txn_base", "rust_txn_lazy"]
+    walks = codegen.walk_all(f, set(), variants)
+    lazy = [i for fn, i in walks["rust_txn_lazy"] if codegen.loads_data(i)]
+    assert [codegen.operands(i)[-1] for i in lazy] == ["[pc, #84]", "[r0]"]
+    assert codegen.lazy_loads(walks) == (1, 1)
