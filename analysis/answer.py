@@ -251,12 +251,14 @@ DENSE = ("c_dense", "rust_dense")
 
 def layout_groups(table: pd.DataFrame, config: str) -> dict[tuple, list[str]]:
     """(C's, Rust's branches taken per site among 16 in a row) -> the kernels, builds and
-    architectures that show it, in `config`."""
+    architectures that show it, in `config`, of those where C's and Rust's sites run as many
+    instructions (elsewhere the count already tells them apart)."""
     groups: dict[tuple, list[str]] = {}
     for (kernel, profile, arch), g in table[table.config == config].groupby(
             ["kernel", "profile", "arch"], sort=False):
         c, r = (cell(g, "taken_per_site", variant=v) for v in DENSE)
-        if c is not None and r is not None:
+        counts = {fmt(cell(g, variant=v)) for v in DENSE}
+        if c is not None and r is not None and len(counts) == 1:
             groups.setdefault((c, r), []).append(f"{kernel} {profile} {arch}")
     return groups
 
@@ -274,7 +276,8 @@ def layout_sentence(main: pd.DataFrame, table: pd.DataFrame) -> str:
     differ = any(c != r for c, r in groups)
     text = ("**Without jump labels, where the counts tie, the layout "
             + ("may not" if differ else "ties too") + ":** branches taken per disabled site "
-            "among 16 in a row (an instruction count cannot see one): " + "; ".join(parts))
+            "among 16 in a row (an instruction count cannot see one), where C's and Rust's "
+            "sites run as many instructions: " + "; ".join(parts))
     native = main[(main.config == "no_jump_label") & main.variant.isin(DENSE)
                   & main.native_median.notna()]
     if len(native) == 2:
@@ -287,12 +290,15 @@ def layout_sentence(main: pd.DataFrame, table: pd.DataFrame) -> str:
     return text + "."
 
 
-def layout_table(table: pd.DataFrame) -> list[str]:
+def layout_table(table: pd.DataFrame, refused: dict[tuple, dict] | None = None) -> list[str]:
     """16 sites in a row: instructions and branches taken per site, C against Rust, and the
-    native time per site where the run has it."""
+    native time per site where the run has it; `-` where the native stage has no figure
+    (not x86_64), or why it refused the site (`refused`: (kernel, profile) -> the context's
+    native_about.refused)."""
     rows = table[table.variant.isin(DENSE)]
     if rows.empty:
         return []
+    refused = refused or {}
     out = ["| arch | kernel | build | config | C instructions | C taken | Rust instructions | "
            "Rust taken | C native | Rust native |", "|---|---|---|---|---:|---:|---:|---:|---|---|"]
     for (arch, kernel, profile, config), g in rows.groupby(
@@ -300,7 +306,9 @@ def layout_table(table: pd.DataFrame) -> list[str]:
         by = {r.variant: r for r in g.itertuples()}
         counts = ["-" if by.get(v) is None else fmt(getattr(by[v], column))
                   for v in DENSE for column in ("instructions_per_site", "taken_per_site")]
-        native = ["" if by.get(v) is None else native_words(by[v]) for v in DENSE]
+        why = refused.get((kernel, profile), {}).get(f"{arch}/{config}", {})
+        native = [(native_words(by[v]) if by.get(v) is not None else "")
+                  or (refused_words(why[v], v) if v in why else "-") for v in DENSE]
         out.append(f"| {arch} | {kernel} | {profile} | {SHORT[config]} | "
                    + " | ".join(counts + native) + " |")
     return out
@@ -322,6 +330,12 @@ def native_table(main: pd.DataFrame, context: dict) -> list[str]:
         out.append(f"| {arch} | {SHORT[config]} | {' | '.join(cells)} | "
                    f"{first.native_noise:.2f} | {first.native_processes} |")
     return out
+
+
+def refused_words(why: str, variant: str) -> str:
+    """A table cell for a site the native stage refused: its reason without the function's
+    name and the detail after the first comma ("calls the kernel's x(), a C helper ...")."""
+    return "not timed: " + why.removeprefix(f"tpbench_{variant} ").split(", ")[0]
 
 
 def native_refused(context: dict) -> str | None:
@@ -548,16 +562,17 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
         "per event than the loop without it (from the disassembly).", "",
         *site_table(table), "",
     ]
-    layout = layout_table(table)
+    layout = layout_table(table, {(kernel_of(c), profile_of(c)): c.get("native_about", {})
+                                  .get("refused", {}) for c in [context, *others]})
     if layout:
-        lines += ["## Branches taken where the counts tie (16 sites in a row)", "",
+        lines += ["## Instructions and branches taken per site, 16 sites in a row", "",
                   "A branch that is taken redirects the CPU's fetch; one that falls through "
                   "does not, and an instruction count sees no difference. A single site "
                   "cannot show it: the branch over its call is also the loop's back edge. "
                   "Among 16 sites in a row, 15 of them show their own. Instructions and "
                   "branches taken per site (from the disassembly), beyond the loop without "
                   "sites; natively, TSC ticks per site, median (min..max) over processes and "
-                  "placements.", "", *layout, ""]
+                  "placements (`-`: the native stage times x86_64 only).", "", *layout, ""]
     native = native_table(main, context)
     lines += [f"## Native time per site (x86_64, TSC ticks per call, returns as this host's "
               f"kernel sends them: {thunk_label(host) if not refused else 'not timed'})", ""]

@@ -867,7 +867,8 @@ def listing(funcs, sites_map: dict[str, list[Site]], variants) -> str:
 
 def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tuple[str, str, str]]:
     """(variant, instructions per iteration, the instructions) of each disabled path; a
-    branch the path takes is marked "(taken)", an instruction that reads data "(load)"."""
+    branch the path takes is marked "(taken)", an instruction that reads data "(load)", or
+    "(literal load)" when it reads an address from arm's literal pool (literal_load)."""
     sites = site_offsets(sites_map)
     out = []
     for v, path in walk_all(funcs, sites, variants).items():
@@ -881,7 +882,8 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
             taken = branch and not site and (nxt_fn, nxt.addr) != (fn, i.end)
             words.append(f"{i.mnemonic}{' (NOP site)' if site else ''}"
                          + (" (ftrace)" if FTRACE_LOADED in i.operands else "")
-                         + (" (load)" if loads_data(i) else "")
+                         + (" (literal load)" if literal_load(i)
+                            else " (load)" if loads_data(i) else "")
                          + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
                          + (" (taken)" if taken else ""))
         k = iterations_per_trip(path)

@@ -96,7 +96,8 @@ def argument_loads(paths: list[list[str]], variant: str, baseline: str, bare: st
                    bare_baseline: str | None) -> int | None:
     """The loads a site's disabled path runs beyond its baseline, less those the bare site of
     the same language runs beyond its own (the key's count without jump labels): the
-    arguments read while the event is off. None when a path is missing."""
+    arguments read while the event is off (arm's literal loads are addresses, not
+    arguments: codegen.literal_load). None when a path is missing."""
     added = site_instructions(paths, variant, baseline)
     bare_added = None if bare_baseline is None else site_instructions(paths, bare, bare_baseline)
     if added is None or bare_added is None:
