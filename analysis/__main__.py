@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import answer, codegen, compare, cover, figures, plots, report, size, stats, validate, verdict
-from runner import disk
+from common import disk
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
 

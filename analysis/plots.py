@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import stats
-from runner import matrix
+from common import matrix
 
 VARIANT_ORDER = list(matrix.VARIANTS)
 

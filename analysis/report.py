@@ -11,8 +11,9 @@ import pandas as pd
 from analysis import codegen, sites, size, stats, validate
 from analysis.plots import ordered
 from kelf.rewrites import THUNKS, no_return_thunk
-from runner import config as cfg, console, matrix, records
-from runner.bench import runner_gone
+from common import console, matrix, records
+from common.rundir import runner_gone
+from runner import config as cfg
 
 STATE_ORDER = matrix.STATES
 # The detail pages live in <run>/report/: their links to the run's files go one level up.
@@ -826,7 +827,6 @@ KTAP_TESTS = {
                         "init) when it was asked to time them recording, and the timing "
                         "completed and fit the buffer",
 }
-_KTAP_RESULT = re.compile(r"^(ok|not ok) \d+ (\S+)")
 
 
 def module_checks(run: Path) -> list[str]:
@@ -834,10 +834,8 @@ def module_checks(run: Path) -> list[str]:
     seen: dict[str, list[str]] = {}
     files = sorted(run.glob("results-*.txt"))
     for f in files:
-        for line in f.read_text(errors="replace").splitlines():
-            m = _KTAP_RESULT.match(line)
-            if m:
-                seen.setdefault(m.group(2), []).append(m.group(1))
+        for _, name, status in console.parse_ktap(f.read_text(errors="replace").splitlines()).tests:
+            seen.setdefault(name, []).append(status)
     if not seen:
         return ["- The run's results files report no KTAP tests of the module."]
     out = [f"- The module's own KTAP tests, as the {len(files)} results files of this run "
@@ -852,7 +850,7 @@ def module_checks(run: Path) -> list[str]:
 
 
 def record_check(run: Path, context: dict) -> dict:
-    """The record check (runner/records.py) made again on each guest's results file: the
+    """The record check (common/records.py) made again on each guest's results file: the
     trace dumps in it, against the variants that guest ran."""
     out = {"guests": 0, "checked": 0, "on": 0, "off": 0, "calls": set(), "problems": []}
     for name, c in context["configs"].items():
@@ -883,7 +881,7 @@ def record_words(check: dict) -> str:
                 f"{check['problems'][0]}.")
     calls = " or ".join(map(str, sorted(check["calls"])))
     return (f"The records were read back from the ring buffer (each guest copies tracefs' "
-            f"`trace` into its results file; `runner/records.py` checks it): in "
+            f"`trace` into its results file; `common/records.py` checks it): in "
             + (f"each of the {check['guests']} guests" if check["checked"] == check["guests"]
                else f"{check['checked']} of the {check['guests']} guests (the others predate "
                "the check)")

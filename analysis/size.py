@@ -16,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from kelf.jump_table import (ABSOLUTE_ENTRY_SIZE, ENTRY_SIZE, functions_by_section,
                                  read_jump_table)
-from runner import matrix
+from common import matrix
 
 # The text TRACE_EVENT() generates for an event of its own class (DEFINE_EVENT shares the
 # class's raw_event, perf and output functions).

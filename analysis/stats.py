@@ -10,7 +10,7 @@ the Rust loops return before setting up the loop, a different path.
 import numpy as np
 import pandas as pd
 
-from runner import matrix
+from common import matrix
 
 GROUP = ["arch", "config", "accel", "variant", "state"]
 UNITS = {"tcg": "instructions", "kvm": "cycles"}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from analysis import stats
 from kelf.rewrites import THUNKS
-from runner import matrix
-from runner.bench import runner_gone
+from common import matrix
+from common.rundir import runner_gone
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`

@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import report, sites, stats
 from kelf.rewrites import THUNKS
-from runner import matrix
+from common import matrix
 
 # (site kind, who writes it, variant): the sites a driver author chooses between.
 SITES = (("one argument", "C", "c_trace"), ("one argument", "Rust", "rust_trace"),

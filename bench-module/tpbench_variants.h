@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one list of what tpbench measures. The module's tables expand it here;
- * the runner and the analysis read this file (runner/matrix.py), so a variant
+ * the runner and the analysis read this file (common/matrix.py), so a variant
  * or a state is added in this file alone, besides its loop function.
  *
  * TPBENCH_VARIANT(name, language, event, sites, baseline, what):

@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+from common import messages
 from runner import config as cfg
 from runner import bench, world
 
@@ -12,19 +13,19 @@ from runner import bench, world
 def validate(args) -> None:
     """Checks every argument before anything expensive starts."""
     if getattr(args, "accel", None) is not None and args.accel not in cfg.ACCELS:
-        raise world.Failure(f"unknown ACCEL {args.accel!r}; valid values: {', '.join(cfg.ACCELS)}")
+        raise messages.Failure(f"unknown ACCEL {args.accel!r}; valid values: {', '.join(cfg.ACCELS)}")
     for name in getattr(args, "configs", None) or []:
         if name not in cfg.KERNEL_CONFIGS:
-            raise world.Failure(f"unknown kernel config {name!r}; valid values: "
+            raise messages.Failure(f"unknown kernel config {name!r}; valid values: "
                                 f"{', '.join(cfg.KERNEL_CONFIGS)}")
     for name in bench.parse_list(getattr(args, "profiles", "") or ""):
         if name not in cfg.PROFILES:
-            raise world.Failure(f"unknown build profile {name!r}; valid values: "
+            raise messages.Failure(f"unknown build profile {name!r}; valid values: "
                                 f"{', '.join(cfg.PROFILES)}")
     archs = [getattr(args, "arch", None)] + list(bench.parse_list(getattr(args, "archs", "") or ""))
     for arch in archs:
         if arch is not None and arch not in cfg.ARCHS:
-            raise world.Failure(f"unknown architecture {arch!r}; supported: {', '.join(cfg.ARCHS)}")
+            raise messages.Failure(f"unknown architecture {arch!r}; supported: {', '.join(cfg.ARCHS)}")
 
 
 def cmd_deps(args) -> int:
@@ -32,13 +33,13 @@ def cmd_deps(args) -> int:
     packages = list(cfg.DEBIAN_PACKAGES) + [p for a in cfg.ARCHS.values() for p in a.packages]
     missing = world.check_packages(packages)
     if not missing:
-        world.say("[tpbench] all Debian packages are installed")
+        messages.say("[tpbench] all Debian packages are installed")
         return 0
     steps = ["apt-get update", "apt-get install -y --no-install-recommends " + " ".join(missing)]
     if os.geteuid() != 0:
-        world.say("[tpbench] missing Debian packages; as root, run:\n  " + " && ".join(steps))
+        messages.say("[tpbench] missing Debian packages; as root, run:\n  " + " && ".join(steps))
         return 1
-    with world.Stage(f"install {len(missing)} Debian packages"):
+    with messages.Stage(f"install {len(missing)} Debian packages"):
         world.run(["apt-get", "update", "-q"])
         world.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
                   env={"DEBIAN_FRONTEND": "noninteractive"})
@@ -79,7 +80,7 @@ def cmd_sample(args) -> int:
     print(result.results)
     failure = world.boot_failure(result)
     if failure:
-        world.say(f"[tpbench] boot failed: {failure}")
+        messages.say(f"[tpbench] boot failed: {failure}")
         return 1
     return 0
 
@@ -106,7 +107,7 @@ def cmd_bench(args) -> int:
     params = bench_params(args)
     problems = params.problems()
     if problems:
-        raise world.Failure("; ".join(problems))
+        raise messages.Failure("; ".join(problems))
     run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
                            bench.parse_list(args.archs),
                            profile_names=bench.parse_list(args.profiles),
@@ -123,7 +124,7 @@ def cmd_native(args) -> int:
     run = Path(args.run)
     rows = native.measure_run(run)
     thunks = run / native.THUNK_SAMPLES
-    world.say(f"[tpbench] native: {len(rows)} samples through the host kernel's own return in "
+    messages.say(f"[tpbench] native: {len(rows)} samples through the host kernel's own return in "
               f"{run / 'samples.csv'}"
               + (f"; the other return thunks' in {thunks}" if thunks.exists() else ""))
     return 0
@@ -182,18 +183,18 @@ def main(argv=None) -> int:
                     "bench": cmd_bench, "check-series": cmd_check_series,
                     "native": cmd_native}
         return commands[args.command](args)
-    except world.Failure as e:
-        world.say(f"[tpbench] error: {e}")
+    except messages.Failure as e:
+        messages.say(f"[tpbench] error: {e}")
         return 2
     except OSError as e:
         # The file system's fault (full, read-only, not ours) wherever it struck: one line.
-        from runner import disk
+        from common import disk
         if e.errno not in disk.FAULTS:
             raise
-        world.say(f"[tpbench] error: {disk.explain(e, Path(e.filename or '.'))}")
+        messages.say(f"[tpbench] error: {disk.explain(e, Path(e.filename or '.'))}")
         return 2
     except KeyboardInterrupt:
-        world.say("[tpbench] interrupted")
+        messages.say("[tpbench] interrupted")
         return 130
 
 

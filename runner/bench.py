@@ -8,7 +8,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 import platform
 import shutil
 import tempfile
@@ -17,8 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from common import messages
 from runner import config as cfg
-from runner import console, disk, matrix, records, world
+from common import console, disk, matrix, records
+from common.rundir import RUNNING, runner_gone, runner_identity
+from runner import world
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
 # 3: context.profile names the build profile (runs before it were all "tiny"); a run's
@@ -94,7 +96,7 @@ def parse_list(text: str) -> tuple[str, ...]:
 def parse_int(text: str, what: str) -> int:
     values = parse_ints(text, what)
     if len(values) != 1:
-        raise world.Failure(f"{what} must be one integer, not {text!r}")
+        raise messages.Failure(f"{what} must be one integer, not {text!r}")
     return values[0]
 
 
@@ -102,7 +104,7 @@ def parse_ints(text: str, what: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in parse_list(text))
     except ValueError:
-        raise world.Failure(f"{what} must be integers, not {text!r}") from None
+        raise messages.Failure(f"{what} must be integers, not {text!r}") from None
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -133,7 +135,7 @@ def new_run_dir(root: Path, params: BenchParams) -> Path:
             return run
         except FileExistsError:
             continue
-    raise world.Failure(f"{root}: 99 runs named {stamp}-{tag} already; wait a second")
+    raise messages.Failure(f"{root}: 99 runs named {stamp}-{tag} already; wait a second")
 
 
 def first_line(e: BaseException) -> str:
@@ -184,7 +186,7 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     profile's results are the run directory's own; each further profile's are a run directory
     of their own inside it, named after the profile (data/<run-id>/tiny/), and so are those of
     each kernel of `compare_kernels`, built in the first profile (data/<run-id>/mainline/);
-    both are measured on `compare_archs` (default: every architecture). Raises world.Failure
+    both are measured on `compare_archs` (default: every architecture). Raises messages.Failure
     on a bad run, after marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
@@ -213,10 +215,10 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
             problems.append(f"{name}: 6.12 has no Rust there, and VARIANTS names no C variant "
                             "to run")
     if problems:
-        raise world.Failure("; ".join(problems))
+        raise messages.Failure("; ".join(problems))
     archs = [cfg.ARCHS[a] for a in arch_names]
     for name in close_orphans(data_root) if Path(data_root).is_dir() else []:
-        world.say(f"[tpbench] run {name}: its runner is gone; marked interrupted")
+        messages.say(f"[tpbench] run {name}: its runner is gone; marked interrupted")
     disk.require_space(data_root, "run", "a run of the matrix")
     source = world.prepare_source(cfg.KERNELS[kernel_name])
     compared = [world.prepare_source(cfg.KERNELS[k]) for k in compare_kernels]
@@ -260,40 +262,8 @@ def further_archs(tokens, arch_names, further_names) -> tuple[dict, list[str]]:
     return archs_of, problems
 
 
-RUNNING = "running"
 # Less free space than this after a guest means the disk filled under it.
 FULL = 1 << 20
-
-
-def runner_identity() -> dict:
-    return {"pid": os.getpid(), "boot_id": boot_id()}
-
-
-def boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return "unknown"
-
-
-def runner_gone(context: dict) -> str | None:
-    """Why a run that says it is running is not: its runner's process is gone (or the
-    machine restarted since). None while the runner lives, or for a closed run."""
-    if context.get("incomplete_reason") != RUNNING or context.get("complete"):
-        return None
-    who = context.get("runner")
-    if not who:
-        return "interrupted: its runner is gone (the run predates recording the runner)"
-    if who.get("boot_id") != boot_id():
-        return f"interrupted: the machine restarted while its runner (pid {who['pid']}) ran"
-    try:
-        os.kill(int(who["pid"]), 0)
-    except ProcessLookupError:
-        return (f"interrupted: its runner (pid {who['pid']}) ended without closing the run, "
-                "killed or crashed")
-    except PermissionError:
-        pass
-    return None
 
 
 def close_orphans(data_root: Path) -> list[str]:
@@ -359,13 +329,13 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
     ctx_path = run / "context.json"
     write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
     rows: list[dict] = []
-    world.say(f"[tpbench] run {run} (build profile {profile.name}: {profile.what})")
+    messages.say(f"[tpbench] run {run} (build profile {profile.name}: {profile.what})")
     try:
         for arch in archs:
             for name in [n for n in config_names if only is None or (arch.name, n) in only]:
                 why = source.kernel.why_impossible(arch.name, name)
                 if why:
-                    world.say(f"[tpbench] {source.kernel.name}/{arch.name}/{name}: none, {why}")
+                    messages.say(f"[tpbench] {source.kernel.name}/{arch.name}/{name}: none, {why}")
                     context["not_built"][f"{arch.name}/{name}"] = why
                     continue
                 run_one(source, arch, cfg.KERNEL_CONFIGS[name], profile, accel, params, run,
@@ -447,7 +417,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     tag = f"{arch.name}-{config.name}"
     params = params.for_arch(kb.build_arch)
     append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
-    with world.Stage(f"run matrix on {arch.name}/{config.name}"):
+    with messages.Stage(f"run matrix on {arch.name}/{config.name}"):
         # Straight into the run directory, so an interrupted boot keeps its console.
         result = world.boot(arch, kb.image, initrd, append, accel, run, tag, timeout=timeout)
     fragments = cfg.fragment_paths(arch, config, kb.profile, kb.kernel.name)
@@ -501,7 +471,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
                              f"{disk.where_words(run)}; free space there or point --data "
                              "elsewhere")
     if failure:
-        raise world.Failure(f"{arch.name}/{config.name}: {failure}")
-    world.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "
+        raise messages.Failure(f"{arch.name}/{config.name}: {failure}")
+    messages.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "
               f"{len(ktap.tests)} KTAP tests ok, "
               f"{sum(v['records'] for v in record_summary['on'].values())} records as fired")

@@ -40,6 +40,7 @@ from elftools.elf.elffile import ELFFile
 
 from kelf.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
 from kelf.rewrites import REWRITE_SECTIONS, THUNKS, indirect_branches, return_thunk
+from common import messages
 from runner import bench, thunks, world
 from runner import config as cfg
 
@@ -86,7 +87,7 @@ THUNK_VARIANTS = ("c_base", "rust_base", "c_trace", "rust_trace", "rust_helper",
 THUNK_COLUMNS = ("arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles")
 
 
-class ModuleError(world.Failure):
+class ModuleError(messages.Failure):
     """A file that cannot be run natively; the message names it and says what to do."""
 
 
@@ -552,7 +553,7 @@ def parse_output(text: str) -> HarnessOutput:
             key, value = line.split(" ", 1)
             info[key] = value
     if "counter" not in info or "tsc_hz" not in info:
-        raise world.Failure("the native harness printed no counter or TSC frequency line")
+        raise messages.Failure("the native harness printed no counter or TSC frequency line")
     return HarnessOutput(samples, info["counter"], float(info["tsc_hz"]),
                          int(info["cpu"]) if "cpu" in info else None, info.get("perf"), insns)
 
@@ -609,7 +610,7 @@ def time_code(code: ModuleCode, variants, ns, reps: int, warmup: int, shift: int
     proc = subprocess.run([str(exe)], input=manifest(image, image_path, ns, reps, warmup, cpu),
                           text=True, capture_output=True)
     if proc.returncode != 0:
-        raise world.Failure(f"{ko.name} at .text+{shift}, returns through {thunk}: " +
+        raise messages.Failure(f"{ko.name} at .text+{shift}, returns through {thunk}: " +
                             (proc.stderr.strip() or
                              f"tpbench_native exited with status {proc.returncode}"))
     return parse_output(proc.stdout)
@@ -636,7 +637,7 @@ def guest_matrix(context: dict) -> dict:
                 "ns": [int(n) for n in params["ns"].split(",")],
                 "reps": int(params["reps"]), "warmup": int(params["warmup"])}
     except (KeyError, ValueError) as e:
-        raise world.Failure(f"context.json: module_params lack a usable {e}; "
+        raise messages.Failure(f"context.json: module_params lack a usable {e}; "
                             "is this a run directory made by make bench?") from None
 
 
@@ -656,14 +657,14 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
     Failure on bad input."""
     ctx_path = run / "context.json"
     if not ctx_path.exists():
-        raise world.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
+        raise messages.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
     try:
         context = json.loads(ctx_path.read_text())
     except json.JSONDecodeError as e:
-        raise world.Failure(f"{ctx_path}: not valid JSON ({e}); the run is damaged") from None
+        raise messages.Failure(f"{ctx_path}: not valid JSON ({e}); the run is damaged") from None
     modules = sorted(run.glob("tpbench-*.ko"))
     if not modules:
-        raise world.Failure(f"{run}: no tpbench-<arch>-<config>.ko in the run directory; "
+        raise messages.Failure(f"{run}: no tpbench-<arch>-<config>.ko in the run directory; "
                             "the native stage times the modules a guest run measured: "
                             "run make bench first")
     matrix = guest_matrix(context)
@@ -671,11 +672,11 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
     for ko in modules:
         tag = module_tag(ko)
         if tag is None:
-            raise world.Failure(f"{ko}: the name is not tpbench-<arch>-<config>.ko; "
+            raise messages.Failure(f"{ko}: the name is not tpbench-<arch>-<config>.ko; "
                                 "rename it or remove it from the run directory")
         code = read_module(ko)
         if code.arch != tag[0]:
-            raise world.Failure(f"{ko}: the name says {tag[0]} but the file is {code.arch}; "
+            raise messages.Failure(f"{ko}: the name says {tag[0]} but the file is {code.arch}; "
                                 "the run directory is damaged")
         if code.arch != host_arch() or code.arch != "x86_64":
             skipped.append(f"{ko.name}: built for {code.arch}; this host is {host_arch()} "
@@ -742,13 +743,13 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     host, host_why = host_thunk()
     context, modules, skipped = plan(run)
     for line in skipped:
-        world.say(f"[tpbench] native: skipped {line}")
+        messages.say(f"[tpbench] native: skipped {line}")
     if not modules:
         # Said where the figures would be: REPORT.md reads why from the context.
         context["native_about"] = {"ran": False, "why": "; ".join(skipped) or "no module"}
         bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
         return []
-    world.say(f"[tpbench] native: this host's kernel returns through "
+    messages.say(f"[tpbench] native: this host's kernel returns through "
               f"{host or 'a thunk not reproduced here'} ({host_why})")
     matrix = dict(guest_matrix(context), **(matrix_override or {}))
     # Each thunk the stage times: the host's first (when known), then the others, forced.
@@ -776,7 +777,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                              is_host))
     for tag, mine in refused.items():
         for v, why in mine.items():
-            world.say(f"[tpbench] native: {tag}: {v} refused: {why}")
+            messages.say(f"[tpbench] native: {tag}: {v} refused: {why}")
     rows, forced_rows, info = [], [], {}
     work = cfg.cache_root() / "native" / run.name
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
@@ -784,7 +785,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     try:
         for k in range(rounds):
             for p, thunk, rewrites, is_host in todo:
-                with world.Stage(f"native {p.arch}/{p.config}, returns through {thunk}, on the "
+                with messages.Stage(f"native {p.arch}/{p.config}, returns through {thunk}, on the "
                                  f"host CPU, round {k + 1} of {rounds}"):
                     got = time_module(p.code, p.arch, p.config, p.variants, matrix, shifts,
                                       work, cpu, run, rows if is_host else forced_rows,

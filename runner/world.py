@@ -1,7 +1,7 @@
 """Every subprocess the runner starts (builds, QEMU) goes through here.
 
 The rest of the runner is pure: configuration (runner.config) and console
-parsing (runner.console).
+parsing (common.console).
 """
 
 import contextlib
@@ -12,45 +12,17 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common import console, disk
+from common.messages import Failure, Stage, say
 from runner import config as cfg
-from runner import console
 
 INIT_MARKER = "tpbench-init: started"
-
-
-class Failure(Exception):
-    """A step failed; the message says which and what to do."""
-
-
-def say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-class Stage:
-    """Prints a stage's name when it starts and its elapsed time when it ends."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __enter__(self):
-        self.start = time.monotonic()
-        say(f"[tpbench] {self.name} ...")
-        return self
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
-    def __exit__(self, exc_type, exc, tb):
-        state = "done" if exc_type is None else "FAILED"
-        say(f"[tpbench] {self.name}: {state} in {self.elapsed():.1f} s")
-        return False
 
 
 def run(cmd, *, cwd=None, env=None, log: Path | None = None, check=True) -> subprocess.CompletedProcess:
@@ -160,7 +132,6 @@ def debian_root(root: cfg.DebianRoot) -> Path:
     if os.geteuid() != 0:
         raise Failure(f"making the Debian {root.suite} root needs root (mmdebstrap's root "
                       f"mode, and chroot to use it); run as root")
-    from runner import disk
     disk.require_space(cfg.cache_root(), "root", f"making the Debian {root.suite} root")
     with staged(final) as work:
         log = work.parent / f"{final.name}.log"
@@ -227,7 +198,6 @@ def prepare_source(kernel: cfg.KernelSource = cfg.KERNELS[cfg.DEFAULT_KERNEL]) -
     for p in patches:
         if not p.exists():
             raise Failure(f"{kernel.patches.name}/series names {p.name}, which does not exist")
-    from runner import disk
     disk.require_space(cfg.cache_root(), "tree", f"extracting {kernel.tarball.name}")
     with staged(final) as work:
         with Stage(f"extract {kernel.tarball.name}"):
@@ -338,7 +308,6 @@ def build_kernel_unlocked(source: SourceTree, arch: cfg.ArchParams, config: cfg.
     if stamp.exists() and result.image.exists():
         say(f"[tpbench] kernel {name}: cached at {build}")
         return result
-    from runner import disk
     disk.require_space(cfg.cache_root(), "kernel", f"building {name}")
     build.mkdir(parents=True, exist_ok=True)
     log = build / "tpbench-build.log"
@@ -620,7 +589,6 @@ def _boot_once(cmd, console_log: Path, results: Path, accel: str, reason: str,
     start = time.monotonic()
     lines: list[str] = []
     state = {"init_at": None, "timed_out": False}
-    from runner import disk
     with disk.writing(console_log), open(console_log, "w") as log:
         # The guest dies with this process, however it ends (even by SIGKILL).
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from runner import bench, console, matrix, world
+from common import console, matrix, messages
+from runner import bench
 from runner import config as cfg
 from tests import expected_counts
 from tests.conftest import (FIXTURE_VARIANTS, FIXTURES, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS,
@@ -24,7 +25,7 @@ def read(name):
 ])
 def test_a_matrix_an_architecture_cannot_run_is_refused_before_anything_runs(
         tmp_path, arch, variants, words):
-    with pytest.raises(world.Failure, match=re.escape(words)):
+    with pytest.raises(messages.Failure, match=re.escape(words)):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(variants=variants), tmp_path,
                          [arch])
     assert list(tmp_path.iterdir()) == []
@@ -35,14 +36,14 @@ def test_a_matrix_an_architecture_cannot_run_is_refused_before_anything_runs(
     (("distro", "distro"), "name each build profile once, not distro distro"),
 ])
 def test_a_bad_build_profile_is_refused_before_anything_runs(tmp_path, profiles, words):
-    with pytest.raises(world.Failure, match=re.escape(words)):
+    with pytest.raises(messages.Failure, match=re.escape(words)):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
                          profile_names=profiles)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_the_further_profiles_run_on_the_runs_architectures(tmp_path):
-    with pytest.raises(world.Failure, match="a further run's architecture 'riscv64' is "
+    with pytest.raises(messages.Failure, match="a further run's architecture 'riscv64' is "
                                             "not among the run's"):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
                          profile_names=("distro", "tiny"), compare_archs=("riscv64",))
@@ -50,7 +51,7 @@ def test_the_further_profiles_run_on_the_runs_architectures(tmp_path):
 
 
 def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
-    with pytest.raises(world.Failure, match=re.escape("unknown kernel '6.13'; valid: series, "
+    with pytest.raises(messages.Failure, match=re.escape("unknown kernel '6.13'; valid: series, "
                                                       "mainline, series-gcc14")):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
                          kernel_name="6.13")
@@ -67,7 +68,7 @@ def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
     (("mainline", "mainline"), "name each kernel once, not series mainline mainline"),
 ])
 def test_a_bad_kernel_to_compare_is_refused_before_anything_runs(tmp_path, compare, words):
-    with pytest.raises(world.Failure, match=re.escape(words)):
+    with pytest.raises(messages.Failure, match=re.escape(words)):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
                          compare_kernels=compare)
     assert list(tmp_path.iterdir()) == []
@@ -296,7 +297,7 @@ def test_full_results_buffer_is_marked_and_never_cuts_a_sample(kernels):
     whole; the run is kept, marked incomplete."""
     data = OUT / "data-full"
     params = bench.BenchParams(ns=(1, 10, 100, 1000), reps=20, warmup=0, results_kib=8)
-    with pytest.raises(world.Failure, match="timing_disabled failed"):
+    with pytest.raises(messages.Failure, match="timing_disabled failed"):
         bench.run_matrix(["jump_label"], "tcg", params, data, ["x86_64"])
     run = sorted(data.iterdir())[-1]
     results = (run / "results-x86_64-jump_label.txt").read_text()
@@ -312,7 +313,7 @@ def test_guest_that_panics_mid_run_keeps_the_samples_that_arrived(kernels):
     fails with the panic named, and the 10 samples it printed are kept, marked incomplete."""
     data = OUT / "data-panic"
     params = bench.BenchParams(ns=(1, 10, 100), reps=3, warmup=0, panic_after=10)
-    with pytest.raises(world.Failure, match="Kernel panic - not syncing: tpbench: panic_after=10"):
+    with pytest.raises(messages.Failure, match="Kernel panic - not syncing: tpbench: panic_after=10"):
         bench.run_matrix(["jump_label"], "tcg", params, data, ["x86_64"])
     run = sorted(data.iterdir())[-1]
     rows = load(run)
@@ -330,7 +331,7 @@ def test_timed_out_run_is_kept_and_marked_incomplete(kernels):
     # instructions are over 5*10^10 guest instructions, minutes even at the 0.5*10^9 per
     # second TCG ran here (with 20 reps the whole matrix once finished in 8.5 s).
     long_matrix = bench.BenchParams(ns=(1, 1_000_000), reps=1000, warmup=0)
-    with pytest.raises(world.Failure, match="timed out"):
+    with pytest.raises(messages.Failure, match="timed out"):
         bench.run_matrix(["jump_label"], "tcg", long_matrix, data, ["x86_64"], timeout=10)
     (run,) = sorted(data.iterdir())[-1:]
     ctx = json.loads((run / "context.json").read_text())
@@ -423,9 +424,9 @@ def test_runs_started_in_the_same_second_get_their_own_directories(tmp_path):
 
 
 def test_an_exception_without_a_message_still_gives_a_reason():
-    assert bench.first_line(world.Failure("")) == "Failure (no message)"
+    assert bench.first_line(messages.Failure("")) == "Failure (no message)"
     assert bench.first_line(IndexError()) == "IndexError (no message)"
-    assert bench.first_line(world.Failure("boot failed\nlast lines")) == "boot failed"
+    assert bench.first_line(messages.Failure("boot failed\nlast lines")) == "boot failed"
     assert bench.first_line(KeyboardInterrupt()) == "interrupted (Ctrl-C)"
 
 

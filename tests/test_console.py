@@ -1,6 +1,6 @@
 """The console and results parsers, fed with console logs captured from real guest boots."""
 
-from runner import console
+from common import console
 from tests.conftest import FIXTURES
 
 

@@ -16,7 +16,8 @@ import pytest
 
 from analysis import __main__ as cli
 from analysis import report
-from runner import bench, disk, world
+from common import disk, messages, rundir
+from runner import bench, world
 from tests.conftest import FIXTURES
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
@@ -99,7 +100,7 @@ def test_a_run_whose_runner_is_gone_is_named_interrupted(tmp_path):
     run.mkdir(parents=True)
     context = json.loads((FIXTURES / "run-short" / "context.json").read_text())
     context.update(complete=False, incomplete_reason="running",
-                   runner={"pid": dead_pid(), "boot_id": bench.boot_id()})
+                   runner={"pid": dead_pid(), "boot_id": rundir.boot_id()})
     (run / "context.json").write_text(json.dumps(context))
     (run / "samples.csv").write_text((FIXTURES / "run-short" / "samples.csv").read_text())
     with pytest.raises(SystemExit, match=r"incomplete \(interrupted: its runner \(pid \d+\) "
@@ -113,10 +114,10 @@ def test_a_run_whose_runner_is_gone_is_named_interrupted(tmp_path):
 
 def test_a_run_whose_runner_lives_is_left_alone():
     alive = {"incomplete_reason": "running", "runner": bench.runner_identity()}
-    assert bench.runner_gone(alive) is None
+    assert rundir.runner_gone(alive) is None
     other_boot = {"incomplete_reason": "running", "runner": {"pid": 1, "boot_id": "x"}}
-    assert "machine restarted" in bench.runner_gone(other_boot)
-    assert bench.runner_gone({"complete": True, "incomplete_reason": None}) is None
+    assert "machine restarted" in rundir.runner_gone(other_boot)
+    assert rundir.runner_gone({"complete": True, "incomplete_reason": None}) is None
 
 
 def test_a_child_dies_with_the_runner_that_started_it(tmp_path):
@@ -224,6 +225,6 @@ def test_a_cache_entry_cut_by_a_full_disk_is_not_taken_for_made(source_tree, tmp
     from runner import config as cfg
     with tmpfs(tmp_path / "cache", "2m") as cache:
         monkeypatch.setattr(cfg, "cache_root", lambda: cache)
-        with pytest.raises((world.Failure, OSError)):
+        with pytest.raises((messages.Failure, OSError)):
             world.guest_init(source_tree, cfg.ARCHS["x86_64"])
         assert [p.name for p in cache.iterdir() if p.name.startswith("init-")] == []

@@ -4,8 +4,10 @@ for each architecture of TEST_ARCHS (default: x86_64, arm64, arm, riscv64 and lo
 import pytest
 
 from kelf.jump_table import read_jump_table, site_problems
+from common import messages
 from runner import config as cfg
-from runner import console, world
+from common import console
+from runner import world
 from tests.conftest import ALL_KERNELS, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
@@ -209,7 +211,7 @@ def test_static_branch_unlikely_checks_its_arguments(kernels, tmp_path, name, ke
         world.build_external_module(kb, tmp_path)
         assert (tmp_path / "wrong_key.ko").exists()
     else:
-        with pytest.raises(world.Failure, match=r"error\[E0308\]: mismatched types"):
+        with pytest.raises(messages.Failure, match=r"error\[E0308\]: mismatched types"):
             world.build_external_module(kb, tmp_path)
 
 

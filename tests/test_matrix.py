@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from runner import matrix
+from common import matrix
 
 MAIN_C = matrix.LIST.parent / "tpbench_main.c"
 

@@ -8,7 +8,8 @@ import struct
 
 import pytest
 
-from runner import native, thunks, world
+from common import messages
+from runner import native, thunks
 from runner import config as cfg
 
 OLD_RUN = cfg.REPO / "data" / "20261203T093356Z-9e4b6dc"
@@ -60,7 +61,7 @@ def test_harness_output_is_parsed():
     with_perf = native.parse_output("counter tsc+perf\ntsc_hz 1e9\nsample c_trace 10 0 50 40 60\n")
     assert with_perf.samples[0]["cycles"] == 40          # core cycles, not ticks
     assert with_perf.instructions[0]["instructions"] == 60
-    with pytest.raises(world.Failure, match="no counter"):
+    with pytest.raises(messages.Failure, match="no counter"):
         native.parse_output("sample c_trace 10 0 123\n")
 
 
@@ -83,7 +84,7 @@ def test_a_variant_that_calls_out_of_the_module_is_stopped_and_named(tmp_path, m
     """out() formats into the results buffer with vscnprintf, a kernel function: run as a
     variant it reaches that function's trap, and the run stops naming both."""
     as_variant(monkeypatch, "formats", "out")
-    with pytest.raises(world.Failure, match="variant formats reached the trap for vscnprintf"):
+    with pytest.raises(messages.Failure, match="variant formats reached the trap for vscnprintf"):
         native.run_module(KO, ["formats"], [1], 1, 0, 0, tmp_path)
 
 
@@ -179,13 +180,13 @@ def test_module_without_the_expected_functions():
 def test_run_directory_without_modules(tmp_path):
     run = copy_run(tmp_path)
     before = listing(run)
-    with pytest.raises(world.Failure, match="no tpbench-<arch>-<config>.ko"):
+    with pytest.raises(messages.Failure, match="no tpbench-<arch>-<config>.ko"):
         native.measure_run(run)
     assert listing(run) == before
 
 
 def test_not_a_run_directory(tmp_path):
-    with pytest.raises(world.Failure, match="not a run directory"):
+    with pytest.raises(messages.Failure, match="not a run directory"):
         native.measure_run(tmp_path)
 
 
@@ -193,7 +194,7 @@ def test_damaged_module_in_a_run_writes_nothing(tmp_path):
     run = copy_run(tmp_path)
     (run / "tpbench-x86_64-jump_label.ko").write_bytes(KO.read_bytes()[:200])
     before = listing(run)
-    with pytest.raises(world.Failure, match="tpbench-x86_64-jump_label.ko"):
+    with pytest.raises(messages.Failure, match="tpbench-x86_64-jump_label.ko"):
         native.measure_run(run)
     assert listing(run) == before
 
@@ -201,7 +202,7 @@ def test_damaged_module_in_a_run_writes_nothing(tmp_path):
 def test_mislabelled_module_in_a_run(tmp_path):
     run = copy_run(tmp_path)
     shutil.copy(OLD_RUN / "tpbench-arm64-jump_label.ko", run / "tpbench-x86_64-jump_label.ko")
-    with pytest.raises(world.Failure, match="the name says x86_64 but the file is arm64"):
+    with pytest.raises(messages.Failure, match="the name says x86_64 but the file is arm64"):
         native.measure_run(run)
 
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from runner import matrix, records
+from common import records
 from tests.conftest import FIXTURE_VARIANTS, FIXTURES
 
 REPO = FIXTURES.parent.parent
@@ -120,5 +120,5 @@ def test_the_transactions_are_the_modules():
     assert re.search(r"#define TPBENCH_TXNS\s+(\d+)", header).group(1) == str(records.TXNS)
     m = re.search(r"#define TPBENCH_TXN\(k\)\s+\{ \.id = (\d+) \+ \(k\), \.flags = 1U << \(k\), "
                   r"\.code = \(k\), \.size = (\d+) \* \(k\) \}", source)
-    assert m, "TPBENCH_TXN(k) changed: update runner/records.py's txn_fields"
+    assert m, "TPBENCH_TXN(k) changed: update common/records.py's txn_fields"
     assert records.txn_fields(5) == (int(m.group(1)) + 5, 1 << 5, int(m.group(2)) * 5)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from common import console, messages
 from runner import __main__ as cli
 from runner import config as cfg
-from runner import console
 from runner import world
 
 X86 = cfg.ARCHS["x86_64"]
@@ -145,7 +145,7 @@ def test_init_timeout_gives_up_on_a_silent_kvm_guest(tmp_path):
 
 
 def test_failed_command_names_itself(tmp_path):
-    with pytest.raises(world.Failure, match=r"status 3.*\n.*sh -c"):
+    with pytest.raises(messages.Failure, match=r"status 3.*\n.*sh -c"):
         world.run(["sh", "-c", "echo oops; exit 3"], log=tmp_path / "log")
 
 
@@ -200,7 +200,7 @@ def test_series_is_applied_with_git_am_and_cached(tmp_path, monkeypatch):
 
 def test_patch_that_does_not_apply_is_named_with_its_rejects(tmp_path, monkeypatch):
     kernel = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line 2 as nobody wrote it"))
-    with pytest.raises(world.Failure, match=r"patch 0001-test.patch does not apply.*README.rej"):
+    with pytest.raises(messages.Failure, match=r"patch 0001-test.patch does not apply.*README.rej"):
         world.prepare_source(kernel)
     # Nothing half-made is left where a later run would take it for a good tree.
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("src-")]
@@ -216,7 +216,7 @@ def test_arm64_command_uses_virt_and_a_virtio_results_console():
 
 
 def test_kvm_is_refused_for_a_foreign_architecture(tmp_path):
-    with pytest.raises(world.Failure, match="KVM cannot run an arm64 guest on this host"):
+    with pytest.raises(messages.Failure, match="KVM cannot run an arm64 guest on this host"):
         world.boot(cfg.ARCHS["arm64"], Path("Image"), Path("rd"), "", "kvm", tmp_path, "x")
 
 
@@ -301,7 +301,7 @@ def test_loongarch64_runs_inside_its_debian_root(monkeypatch, tmp_path):
 def test_a_root_without_mmdebstrap_names_the_fix(monkeypatch, tmp_path):
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
     monkeypatch.setattr(world.shutil, "which", lambda name: None)
-    with pytest.raises(world.Failure, match="mmdebstrap not found.*make deps"):
+    with pytest.raises(messages.Failure, match="mmdebstrap not found.*make deps"):
         world.debian_root(cfg.TRIXIE_ROOT)
     assert list(tmp_path.iterdir()) == []
 
@@ -371,7 +371,7 @@ def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
     assert mainline.why_impossible("arm64", "jump_label") is None
     assert cfg.KERNELS["series"].why_impossible("arm64", "no_jump_label") is None
     source = world.SourceTree(tmp_path, "key", mainline)
-    with pytest.raises(world.Failure, match=r"no mainline/arm64/no_jump_label kernel, as 7\.3"):
+    with pytest.raises(messages.Failure, match=r"no mainline/arm64/no_jump_label kernel, as 7\.3"):
         world.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from common import messages
 from runner import bench, world
 from runner import config as cfg
 from tests.conftest import TEST_ARCHS
@@ -25,10 +26,10 @@ def review_outputs(kb, step: str, inputs, run) -> Path:
     key = cfg.digest([kb.key.encode(), step.encode(), *inputs])
     entry = cfg.cache_root() / f"review-{step}-{key}"
     if (entry / "done").exists():
-        world.say(f"[tpbench] {step}: cached at {entry}")
+        messages.say(f"[tpbench] {step}: cached at {entry}")
         return entry
     with world.staged(entry) as out:
-        with world.Stage(f"{step} in a copy of {kb.build.name}"):
+        with messages.Stage(f"{step} in a copy of {kb.build.name}"):
             run(copy_of(kb, out / "scratch"), out)
         shutil.rmtree(out / "scratch")
         (out / "done").write_text(key + "\n")
@@ -153,13 +154,13 @@ def test_review_outputs_are_kept_only_for_a_step_that_finished(tmp_path, monkeyp
     calls = []
 
     def failing(copy, out):
-        raise world.Failure("make failed")
+        raise messages.Failure("make failed")
 
     def logging(copy, out):
         calls.append(copy.build)
         (out / "step.log").write_text((copy.build / "vmlinux").read_text())
 
-    with pytest.raises(world.Failure, match="make failed"):
+    with pytest.raises(messages.Failure, match="make failed"):
         review_outputs(kb, "step", [b"in"], failing)
     assert list((tmp_path / "cache").iterdir()) == []
     first = review_outputs(kb, "step", [b"in"], logging)

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from runner import matrix
+from common import matrix
 
 BEGIN = "tpbench: records events={on} begin"
 END = "tpbench: records end"

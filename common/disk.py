@@ -11,7 +11,7 @@ import errno
 import os
 from pathlib import Path
 
-from runner.world import Failure
+from common.messages import Failure
 
 NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
 FAULTS = NO_SPACE | {errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
