@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import answer, codegen, compare, cover, figures, plots, report, size, stats, validate, verdict
-from common import disk
+from common import disk, rundir
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
 
@@ -51,26 +51,15 @@ def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
     return dict(zip(part.variant, part.per_call)), ""
 
 
-def module_tag(ko: Path) -> tuple[str, str]:
-    """(arch, config) of tpbench-<arch>-<config>.ko; schema 1 runs have tpbench-<config>.ko."""
-    stem = ko.stem.removeprefix("tpbench-")
-    for arch in validate.ARCHS:
-        if stem.startswith(arch + "-"):
-            return arch, stem[len(arch) + 1:]
-    return "x86_64", stem
-
-
 def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     failed = False
-    for ko in sorted(run.glob("tpbench-*.ko")):
-        arch, config = module_tag(ko)
-        tag = f"{arch}-{config}"
+    for (arch, config), ko in rundir.guest_files(run, "module").items():
         funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
         codegen.add_aliases(funcs, function_aliases(ko))
         codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
-        helpers = run / f"kernel-helpers-{tag}.txt"
+        helpers = rundir.guest_file(run, "helpers", arch, config)
         if helpers.exists():
             for name, f in codegen.kernel_functions(helpers.read_text()).items():
                 funcs.setdefault(name, f)
@@ -98,25 +87,21 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         text += [f"FAIL {f}" for f in failures] or [
             f"all {len(ran)} codegen checks that ran pass"
             + (f"; {len(skipped)} skipped (above)" if skipped else "")]
-        (run / f"codegen-checks-{tag}.txt").write_text("\n".join(text) + "\n")
-        (run / f"codegen-{tag}.txt").write_text(codegen.listing(funcs, sites, variants))
-        (run / f"paths-{tag}.tsv").write_text("".join(
+        disk.write_atomically(rundir.guest_file(run, "checks", arch, config),
+                              "\n".join(text) + "\n")
+        disk.write_atomically(rundir.guest_file(run, "listing", arch, config),
+                              codegen.listing(funcs, sites, variants))
+        disk.write_atomically(rundir.guest_file(run, "paths", arch, config), "".join(
             f"{v}\t{n}\t{text}\n" for v, n, text in codegen.path_summary(funcs, sites, variants)))
         print(f"{arch} {config}:\n  " + "\n  ".join(text))
         failed |= bool(failures)
     return 1 if failed else 0
 
 
-def tagged(run: Path, prefix: str, suffix: str) -> dict[str, str]:
-    """codegen files by "<arch>-<config>" (schema 1 names get the x86_64 prefix)."""
-    out = {}
-    for p in sorted(run.glob(f"{prefix}*{suffix}")):
-        stem = p.name[len(prefix):-len(suffix)]
-        if prefix == "codegen-" and stem.startswith("checks-"):
-            continue
-        arch, config = module_tag(Path(f"tpbench-{stem}.ko"))
-        out[f"{arch}-{config}"] = p.read_text()
-    return out
+def tagged(run: Path, kind: str) -> dict[str, str]:
+    """The text of each file of `kind` (rundir.GUEST_FILES) by "<arch>-<config>"."""
+    return {f"{arch}-{config}": p.read_text()
+            for (arch, config), p in rundir.guest_files(run, kind).items()}
 
 
 def analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.DataFrame]:
@@ -132,7 +117,7 @@ def read_analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, p
     context, samples = report.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     paths = {k: [line.split("\t") for line in v.splitlines()]
-             for k, v in tagged(run, "paths-", ".tsv").items()}
+             for k, v in tagged(run, "paths").items()}
     return report.Analysed(run, context, summary, paths), samples
 
 
@@ -202,7 +187,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     pages_dir = run / report.PAGES_DIR
     shutil.rmtree(pages_dir, ignore_errors=True)
     pages_dir.mkdir()
-    checks = tagged(run, "codegen-checks-", ".txt")
+    checks = tagged(run, "checks")
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)
                                      & (thunk_table.kernel == report.kernel_of(context))])

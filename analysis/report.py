@@ -11,7 +11,7 @@ import pandas as pd
 from analysis import codegen, sites, size, stats, validate
 from analysis.plots import ordered
 from kelf.rewrites import THUNKS, no_return_thunk
-from common import console, matrix, records
+from common import console, matrix, records, rundir
 from common.rundir import runner_gone
 from runner import config as cfg
 
@@ -832,7 +832,7 @@ KTAP_TESTS = {
 def module_checks(run: Path) -> list[str]:
     """The module's own KTAP tests as this run's results files report them."""
     seen: dict[str, list[str]] = {}
-    files = sorted(run.glob("results-*.txt"))
+    files = list(rundir.guest_files(run, "results").values())
     for f in files:
         for _, name, status in console.parse_ktap(f.read_text(errors="replace").splitlines()).tests:
             seen.setdefault(name, []).append(status)
@@ -855,7 +855,7 @@ def record_check(run: Path, context: dict) -> dict:
     out = {"guests": 0, "checked": 0, "on": 0, "off": 0, "calls": set(), "problems": []}
     for name, c in context["configs"].items():
         out["guests"] += 1
-        path = run / f"results-{name.replace('/', '-')}.txt"
+        path = rundir.guest_file(run, "results", *name.split("/"))
         lines, _ = console.whole_lines(path.read_text(errors="replace") if path.exists() else "")
         _, dumps = records.split_results(lines)
         if not dumps:
@@ -1067,11 +1067,9 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
     # heading becomes its title).
     codegen_lines = ["A section per architecture and config, x86_64 first: the listing of "
                      "its loops and the checks made on them.", ""] if checks else []
+    listings = {f"{a}-{c}": p.name for (a, c), p in rundir.guest_files(run, "listing").items()}
     for tag in sorted(checks, key=lambda t: (not t.startswith("x86_64"), t)):
-        # Runs of schema 1 (x86_64 alone) name the listing by config alone.
-        listing = next((n for n in (f"codegen-{tag}.txt",
-                                    f"codegen-{tag.removeprefix('x86_64-')}.txt")
-                        if (run / n).exists()), None)
+        listing = listings.get(tag)
         codegen_lines += [f"## {tag}", "",
                           (f"Loop bodies as objdump shows them: [`{listing}`]({rel}/{listing}) "
                            "(`*` marks the instructions of one iteration with the tracepoint "
@@ -1246,7 +1244,7 @@ def load_run(run: Path, allow_incomplete: bool):
     if not context.get("complete") and not allow_incomplete:
         raise SystemExit(f"{run}: the run is incomplete ({context.get('incomplete_reason')}); "
                          "pass ALLOW_INCOMPLETE=1 to analyse what it recorded anyway")
-    samples = pd.read_csv(run / "samples.csv")
+    samples = rundir.samples(run)
     if samples.empty:
         raise SystemExit(f"{run}: samples.csv has no samples")
     context, samples = normalize(context, samples)
@@ -1257,7 +1255,7 @@ def load_thunk_samples(run: Path) -> pd.DataFrame:
     """The native samples of the return thunks other than the host kernel's own
     (native-thunks.csv.gz, checked by validate.check_run with samples.csv); empty for a run
     made before they were timed."""
-    path = run / validate.THUNK_SAMPLES
+    path = run / rundir.THUNK_SAMPLES
     if not path.exists():
         return pd.DataFrame(columns=validate.COLUMNS_THUNKS)
     return pd.read_csv(path)

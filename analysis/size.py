@@ -16,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from kelf.jump_table import (ABSOLUTE_ENTRY_SIZE, ENTRY_SIZE, functions_by_section,
                                  read_jump_table)
-from common import matrix
+from common import matrix, rundir
 
 # The text TRACE_EVENT() generates for an event of its own class (DEFINE_EVENT shares the
 # class's raw_event, perf and output functions).
@@ -74,7 +74,7 @@ def run_sizes(run, panels) -> dict[tuple[str, str], list[dict]]:
     holds, each module read once."""
     out = {}
     for arch, config in panels:
-        ko = run / f"tpbench-{arch}-{config}.ko"
+        ko = rundir.guest_file(run, "module", arch, config)
         if ko.exists():
             out[(arch, config)] = site_sizes(function_sizes(ko), jump_entries(ko), arch)
     return out

@@ -8,20 +8,17 @@ copies of real files.
 
 import csv
 import gzip
-import json
 from pathlib import Path
 
 from analysis import stats
 from kelf.rewrites import THUNKS
-from common import matrix
+from common import arches, matrix, rundir
 from common.rundir import runner_gone
 
 COLUMNS_V2 = ["arch", "config", "accel", "variant", "state", "n", "rep", "cycles"]
 COLUMNS_V1 = COLUMNS_V2[1:]       # schema 1 runs are x86_64 only and lack `arch`
 # native-thunks.csv.gz: the native samples of the return thunks other than the host's own.
-THUNK_SAMPLES = "native-thunks.csv.gz"
 COLUMNS_THUNKS = ["arch", "config", "thunk", "accel", "variant", "state", "n", "rep", "cycles"]
-ARCHS = ("x86_64", "arm64", "arm", "riscv64", "loongarch64")   # as runner.config.ARCHS
 CONFIGS = ("jump_label", "no_jump_label")
 STATES = matrix.STATES
 VARIANTS = matrix.VARIANTS + (stats.AA_TWIN,)
@@ -62,7 +59,7 @@ def samples_problems(text: str, name: str = "samples.csv",
         if bad:
             problems.append(f"{name} line {k}: {', '.join(f'{c}={r[c]!r}' for c in bad)} "
                             "is not a non-negative integer")
-        if "arch" in r and r["arch"] not in ARCHS:
+        if "arch" in r and r["arch"] not in arches.NAMES:
             problems.append(f"{name} line {k}: unknown arch {r['arch']!r}")
         if r["config"] not in CONFIGS:
             problems.append(f"{name} line {k}: unknown config {r['config']!r}")
@@ -86,18 +83,12 @@ def samples_problems(text: str, name: str = "samples.csv",
 
 
 def check_context(run: Path) -> dict:
-    """The run's context.json, or BadRun saying why there is none to read."""
-    ctx_path = run / "context.json"
-    if not ctx_path.exists():
-        raise BadRun(f"{run}: not a run directory (no context.json); give data/<run-id>")
+    """The run's context (context.json, and native.json over it), or BadRun saying why there
+    is none to read."""
     try:
-        context = json.loads(ctx_path.read_text())
-    except json.JSONDecodeError as e:
-        raise BadRun(f"{ctx_path}: not valid JSON ({e}); the run is damaged: run make "
-                     "bench again") from None
-    if not isinstance(context, dict):
-        raise BadRun(f"{ctx_path}: not a JSON object; the run is damaged: run make bench again")
-    return context
+        return rundir.context(run)
+    except rundir.Damaged as e:
+        raise BadRun(str(e)) from None
 
 
 def check_run(run: Path) -> dict:
@@ -110,7 +101,10 @@ def check_run(run: Path) -> dict:
         raise BadRun(f"{samples_path}: missing; the run recorded no samples "
                      f"({reason or 'no reason recorded'})")
     problems = samples_problems(samples_path.read_text(errors="replace"), str(samples_path))
-    thunks_path = run / THUNK_SAMPLES
+    native_path = run / rundir.NATIVE_SAMPLES
+    if native_path.exists():
+        problems += samples_problems(native_path.read_text(errors="replace"), str(native_path))
+    thunks_path = run / rundir.THUNK_SAMPLES
     if thunks_path.exists():
         try:
             text = gzip.decompress(thunks_path.read_bytes()).decode(errors="replace")

@@ -1,7 +1,13 @@
-"""The run directory: who is writing it, and whether a run that says it runs still does."""
+"""The run directory, owned here alone: its files' names, its context read and written, its
+samples read; who is writing it, and whether a run that says it runs still does."""
 
+import json
 import os
 from pathlib import Path
+
+from common import disk
+from common.arches import NAMES
+from common.messages import Failure
 
 RUNNING = "running"
 
@@ -35,3 +41,129 @@ def runner_gone(context: dict) -> str | None:
     except PermissionError:
         pass
     return None
+
+
+# ---------------------------------------------------------------------------
+# The files of a run directory. The guests' stage writes CONTEXT, SAMPLES and the files of
+# each guest; the native stage writes its own (NATIVE_*, THUNK_SAMPLES) beside them and never
+# rewrites the guests'; the analysis reads both through context() and samples().
+
+CONTEXT = "context.json"
+SAMPLES = "samples.csv"
+NATIVE_CONTEXT = "native.json"
+NATIVE_SAMPLES = "native-samples.csv"
+THUNK_SAMPLES = "native-thunks.csv.gz"
+# What native.json adds to the context: the native stage's keys, and its accelerators' units.
+NATIVE_KEYS = ("native", "native_about")
+
+# Each guest's files, by kind: (prefix, suffix) around "<arch>-<config>".
+GUEST_FILES = {
+    "module": ("tpbench-", ".ko"),               # the module measured
+    "console": ("console-", ".log"),
+    "results": ("results-", ".txt"),             # the results channel: KTAP and records
+    "helpers": ("kernel-helpers-", ".txt"),      # objdump of the kernel's helpers it calls
+    "listing": ("codegen-", ".txt"),             # the analysis' side-by-side disassembly
+    "checks": ("codegen-checks-", ".txt"),       # the analysis' codegen checks
+    "paths": ("paths-", ".tsv"),                 # the disabled path of each loop
+}
+
+
+def guest_file(run: Path, kind: str, arch: str, config: str) -> Path:
+    prefix, suffix = GUEST_FILES[kind]
+    return Path(run) / f"{prefix}{arch}-{config}{suffix}"
+
+
+def guest_of(name: str, kind: str) -> tuple[str, str] | None:
+    """(arch, config) of a file name of `kind`, or None for a name of another kind. Schema 1
+    runs were x86_64 alone and left the architecture out of the names."""
+    prefix, suffix = GUEST_FILES[kind]
+    if not (name.startswith(prefix) and name.endswith(suffix)):
+        return None
+    stem = name[len(prefix):-len(suffix)]
+    if kind == "listing" and stem.startswith("checks-"):
+        return None
+    for arch in NAMES:
+        if stem.startswith(arch + "-"):
+            return arch, stem[len(arch) + 1:]
+    return "x86_64", stem
+
+
+def guest_files(run: Path, kind: str) -> dict[tuple[str, str], Path]:
+    """Every file of `kind` in the run, by (arch, config), in name order."""
+    prefix, suffix = GUEST_FILES[kind]
+    out = {}
+    for p in sorted(Path(run).glob(f"{prefix}*{suffix}")):
+        tag = guest_of(p.name, kind)
+        if tag:
+            out[tag] = p
+    return out
+
+
+class Damaged(Failure):
+    """A run directory that cannot be read as one; the message names the file."""
+
+
+def read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise Damaged(f"{path}: not valid JSON ({e}); the run is damaged: run make "
+                      "bench again") from None
+    if not isinstance(data, dict):
+        raise Damaged(f"{path}: not a JSON object; the run is damaged: run make bench again")
+    return data
+
+
+def guest_context(run: Path) -> dict:
+    """context.json as the guests' stage wrote it."""
+    path = Path(run) / CONTEXT
+    if not path.exists():
+        raise Damaged(f"{run}: not a run directory (no {CONTEXT}); give data/<run-id>")
+    return read_json(path)
+
+
+def native_context(run: Path) -> dict | None:
+    """native.json, or None where the native stage wrote none (or, before it had a file of
+    its own, wrote into context.json)."""
+    path = Path(run) / NATIVE_CONTEXT
+    return read_json(path) if path.exists() else None
+
+
+def context(run: Path) -> dict:
+    """The run's context: the guests', with the native stage's keys and units over it and a
+    failure of either stage making the whole incomplete."""
+    ctx = guest_context(run)
+    native = native_context(run)
+    if native is None:
+        return ctx
+    ctx = dict(ctx, **{k: native[k] for k in NATIVE_KEYS if k in native})
+    ctx["units"] = dict(ctx.get("units", {}), **native.get("units", {}))
+    if native.get("incomplete_reason") and ctx.get("complete"):
+        ctx["complete"], ctx["incomplete_reason"] = False, native["incomplete_reason"]
+    return ctx
+
+
+def write_json(path: Path, data: dict) -> None:
+    disk.write_atomically(path, json.dumps(data, indent=2) + "\n")
+
+
+def write_context(run: Path, ctx: dict) -> None:
+    write_json(Path(run) / CONTEXT, ctx)
+
+
+def is_native(accel: str) -> bool:
+    return str(accel).split("+", 1)[0] == "native"
+
+
+def samples(run: Path):
+    """The run's samples, the guests' and the host's own-thunk native ones together. A run
+    whose native stage predates native-samples.csv has them in samples.csv; where both
+    exist, native-samples.csv's are the ones kept."""
+    import pandas as pd     # the runner reads no samples: it need not import pandas
+    guests = pd.read_csv(Path(run) / SAMPLES)
+    path = Path(run) / NATIVE_SAMPLES
+    if not path.exists():
+        return guests
+    native = pd.read_csv(path)
+    guests = guests[[not is_native(a) for a in guests.accel]]
+    return pd.concat([guests, native], ignore_index=True)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
+from common.arches import MACHINES
+
 ENTRY_SIZE = 16          # s32 code, s32 target, s64 key (on each of them)
 ABSOLUTE_ENTRY_SIZE = 12  # arm: u32 code, u32 target, u32 key
 NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
@@ -25,9 +27,6 @@ NOPS = {bytes.fromhex("6690"): "nop2", bytes.fromhex("0f1f440000"): "nop5",
         bytes.fromhex("0000a0e1"): "nop4",
         bytes.fromhex("00004003"): "nop4"}           # loongarch `nop` (andi $zero, $zero, 0)
 JMPS = {0xEB: 2, 0xE9: 5}
-# pyelftools 0.29 (Debian 12) does not name EM_LOONGARCH (258).
-MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "arm64", "EM_RISCV": "riscv64", "EM_ARM": "arm",
-            258: "loongarch64"}
 # riscv writes "a - ." as a pair at one offset: R_RISCV_ADD32/64 (a) and R_RISCV_SUB32/64 (.);
 # the site is the ADD's symbol + addend, as it is the PC32's on x86_64. Older LoongArch
 # assemblers do the same with R_LARCH_ADD32/64 and R_LARCH_SUB32/64.

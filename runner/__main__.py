@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from common import messages
+from common import messages, rundir
 from runner import config as cfg
 from runner import bench, world
 
@@ -123,9 +123,9 @@ def cmd_native(args) -> int:
     from runner import native  # pandas and pyelftools: installed by `deps`, so not imported before it
     run = Path(args.run)
     rows = native.measure_run(run)
-    thunks = run / native.THUNK_SAMPLES
+    thunks = run / rundir.THUNK_SAMPLES
     messages.say(f"[tpbench] native: {len(rows)} samples through the host kernel's own return in "
-              f"{run / 'samples.csv'}"
+              f"{run / rundir.NATIVE_SAMPLES}"
               + (f"; the other return thunks' in {thunks}" if thunks.exists() else ""))
     return 0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import messages
 from runner import config as cfg
-from common import console, disk, matrix, records
+from common import console, disk, matrix, records, rundir
 from common.rundir import RUNNING, runner_gone, runner_identity
 from runner import world
 
@@ -270,8 +270,8 @@ def close_orphans(data_root: Path) -> list[str]:
     """Marks every run under `data_root` whose runner is gone as interrupted; returns the
     names of the runs it marked."""
     marked = []
-    for ctx_path in sorted(Path(data_root).glob("*/context.json")) + sorted(
-            Path(data_root).glob("*/*/context.json")):
+    for ctx_path in sorted(Path(data_root).glob(f"*/{rundir.CONTEXT}")) + sorted(
+            Path(data_root).glob(f"*/*/{rundir.CONTEXT}")):
         try:
             context = json.loads(ctx_path.read_text())
         except (OSError, ValueError):
@@ -279,16 +279,15 @@ def close_orphans(data_root: Path) -> list[str]:
         why = runner_gone(context)
         if why:
             context["incomplete_reason"] = why
-            write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+            rundir.write_json(ctx_path, context)
             marked.append(str(ctx_path.parent.relative_to(data_root)))
     return marked
 
 
 def mark_incomplete(run: Path, reason: str) -> None:
-    ctx_path = run / "context.json"
-    context = json.loads(ctx_path.read_text())
+    context = rundir.guest_context(run)
     context["complete"], context["incomplete_reason"] = False, reason
-    write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+    rundir.write_context(run, context)
 
 
 def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: list[str],
@@ -326,8 +325,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         # Who is running it: a run still "running" whose runner is gone was interrupted.
         "runner": runner_identity(),
     }
-    ctx_path = run / "context.json"
-    write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+    rundir.write_context(run, context)
     rows: list[dict] = []
     messages.say(f"[tpbench] run {run} (build profile {profile.name}: {profile.what})")
     try:
@@ -352,15 +350,15 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
 def close_run(run: Path, context: dict, rows: list) -> None:
     """The run's samples and context as they are now. On a disk fault the samples written
     before stay, and the context still gets one last try to say why the run stopped."""
-    ctx_path = run / "context.json"
+    ctx_path = run / rundir.CONTEXT
     try:
         earlier = json.loads(ctx_path.read_text())
     except (OSError, ValueError):
         earlier = None
     try:
         if rows:
-            write_atomically(run / "samples.csv", samples_csv(rows))
-        write_atomically(ctx_path, json.dumps(context, indent=2) + "\n")
+            write_atomically(run / rundir.SAMPLES, samples_csv(rows))
+        rundir.write_context(run, context)
     except disk.DiskFault as e:
         why = dict(complete=False, incomplete_reason=first_line(e))
         # In place, largest first: the last, the file as it was with only the reason
@@ -399,11 +397,12 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
     with tempfile.TemporaryDirectory(prefix=f"work-{run.name}-{tag}-", dir=cfg.cache_root()) as tmp:
         ko = build_bench_module(kb, Path(tmp))
         # The exact module measured, for the codegen comparison of this run.
-        with disk.writing(run / f"tpbench-{tag}.ko"):
-            shutil.copy(ko, run / f"tpbench-{tag}.ko")
+        measured = rundir.guest_file(run, "module", arch.name, config.name)
+        with disk.writing(measured):
+            shutil.copy(ko, measured)
         helpers = world.kernel_helpers_code(kb, ko)
         if helpers:
-            write_atomically(run / f"kernel-helpers-{tag}.txt", helpers)
+            write_atomically(rundir.guest_file(run, "helpers", arch.name, config.name), helpers)
         # The init is a user program: the series' tree builds it for every kernel.
         init = world.guest_init(world.prepare_source(), arch)
         initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz", init,
@@ -458,8 +457,8 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
         # took them (only with the module's test parameter panic_after) are what arrived.
         samples = console.console_samples(result.console_lines)
     rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in samples]
-    write_atomically(run / "samples.csv", samples_csv(rows))
-    write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+    write_atomically(run / rundir.SAMPLES, samples_csv(rows))
+    rundir.write_context(run, context)
     failure = world.boot_failure(result, list(ktap.problems) + cut + doctest_problems
                                  + [f"record check: {p}" for p in record_problems])
     free, _ = disk.free_and_total(run)

@@ -25,7 +25,6 @@ effect. Nothing here touches the host kernel.
 """
 
 import gzip
-import json
 import os
 import platform
 import re
@@ -38,9 +37,9 @@ import pandas as pd
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from kelf.jump_table import MACHINES  # e_machine -> architecture, as the decoder names them
+from common.arches import MACHINES
 from kelf.rewrites import REWRITE_SECTIONS, THUNKS, indirect_branches, return_thunk
-from common import messages
+from common import messages, rundir
 from runner import bench, thunks, world
 from runner import config as cfg
 
@@ -79,7 +78,6 @@ CALL_OPCODES = (0xE8, 0xE9)   # call rel32, jmp rel32
 AA_TWIN, AA_OF = "aa_c_trace", "c_trace"
 # The samples of the return thunks other than the host kernel's own, timed beside it.
 # Gzipped: five thunks' samples are five times the host's.
-THUNK_SAMPLES = "native-thunks.csv.gz"
 # The variants timed through them: the bare sites, the two that call out of line while off
 # (the helper and the count read by a call), and their baselines (the A/A twin joins c_trace).
 THUNK_VARIANTS = ("c_base", "rust_base", "c_trace", "rust_trace", "rust_helper",
@@ -620,15 +618,6 @@ def time_code(code: ModuleCode, variants, ns, reps: int, warmup: int, shift: int
 # The stage: every module of a run directory that this host can run.
 
 
-def module_tag(ko: Path) -> tuple[str, str] | None:
-    """(arch, config) of data/<run>/tpbench-<arch>-<config>.ko, or None for another name."""
-    stem = ko.stem.removeprefix("tpbench-")
-    for arch in MACHINES.values():
-        if stem.startswith(arch + "-"):
-            return arch, stem[len(arch) + 1:]
-    return None
-
-
 def guest_matrix(context: dict) -> dict:
     """The matrix the guests ran (module parameters in context.json), for the native stage."""
     params = dict(a.split("=", 1) for a in context.get("module_params", []))
@@ -655,13 +644,7 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
     """Checks a run directory before anything is timed or written: (context, the modules to
     run as (ModuleCode, arch, config), each read once, the skipped ones with why). Raises
     Failure on bad input."""
-    ctx_path = run / "context.json"
-    if not ctx_path.exists():
-        raise messages.Failure(f"{run}: not a run directory (no context.json); give data/<run-id>")
-    try:
-        context = json.loads(ctx_path.read_text())
-    except json.JSONDecodeError as e:
-        raise messages.Failure(f"{ctx_path}: not valid JSON ({e}); the run is damaged") from None
+    context = rundir.guest_context(run)
     modules = sorted(run.glob("tpbench-*.ko"))
     if not modules:
         raise messages.Failure(f"{run}: no tpbench-<arch>-<config>.ko in the run directory; "
@@ -670,8 +653,8 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
     matrix = guest_matrix(context)
     todo, skipped = [], []
     for ko in modules:
-        tag = module_tag(ko)
-        if tag is None:
+        tag = rundir.guest_of(ko.name, "module")
+        if tag is None or tag[0] not in MACHINES.values():
             raise messages.Failure(f"{ko}: the name is not tpbench-<arch>-<config>.ko; "
                                 "rename it or remove it from the run directory")
         code = read_module(ko)
@@ -735,19 +718,21 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                 matrix_override: dict | None = None, rounds: int = ROUNDS,
                 thunk_names=tuple(THUNKS)) -> list[dict]:
     """Times every runnable module of `run` at every placement, `rounds` times over: with
-    the host kernel's own return thunk into run/samples.csv, and with each other thunk of
-    `thunk_names` into run/native-thunks.csv.gz (THUNK_VARIANTS alone; replacing that module's earlier native
-    samples). Returns the host's rows."""
+    the host kernel's own return thunk into run/native-samples.csv, and with each other thunk
+    of `thunk_names` into run/native-thunks.csv.gz (THUNK_VARIANTS alone; replacing that
+    module's earlier native samples); what it ran into run/native.json. The guests' files
+    stay as they were. Returns the host's rows."""
     vulns = host_vulnerabilities()
     flags = host_cpu_flags()
     host, host_why = host_thunk()
     context, modules, skipped = plan(run)
+    earlier = rundir.native_context(run) or {}
     for line in skipped:
         messages.say(f"[tpbench] native: skipped {line}")
     if not modules:
         # Said where the figures would be: REPORT.md reads why from the context.
-        context["native_about"] = {"ran": False, "why": "; ".join(skipped) or "no module"}
-        bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+        rundir.write_json(run / rundir.NATIVE_CONTEXT, {
+            "native_about": {"ran": False, "why": "; ".join(skipped) or "no module"}})
         return []
     messages.say(f"[tpbench] native: this host's kernel returns through "
               f"{host or 'a thunk not reproduced here'} ({host_why})")
@@ -794,21 +779,18 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                     if is_host:
                         info[f"{p.arch}/{p.config}"] = got
     except BaseException as e:
-        # The guests' samples stay as they were; the run says what the native stage lacks.
-        context["complete"] = False
-        context["incomplete_reason"] = "native stage: " + bench.first_line(e)
-        bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+        # What an earlier pass timed stays; the run says what the native stage lacks.
+        rundir.write_json(run / rundir.NATIVE_CONTEXT, dict(
+            earlier, incomplete_reason="native stage: " + bench.first_line(e)))
         raise
     counters = {p["counter"] for v in info.values() for p in v.values()}
     unit = "cycles" if counters == {"tsc+perf"} else "TSC ticks"
     done = {(code_arch, code_config) for _, code_arch, code_config in modules}
     for row in rows:
         del row["thunk"]
-    merge_samples(run / "samples.csv", rows, done, bench.CSV_COLUMNS)
-    merge_samples(run / THUNK_SAMPLES, forced_rows, done, THUNK_COLUMNS)
-    context.setdefault("units", {}).update({accel_name(s): unit for s in shifts})
-    context["native"] = dict(context.get("native", {}), **info)
-    context["native_about"] = {
+    merge_samples(run / rundir.NATIVE_SAMPLES, rows, done, bench.CSV_COLUMNS)
+    merge_samples(run / rundir.THUNK_SAMPLES, forced_rows, done, THUNK_COLUMNS)
+    about = {
         "harness": f"native/tpbench_native.c, sha {cfg.digest([HARNESS_SOURCE.read_bytes()])}",
         "host_cpu": bench.host_cpu(),
         "host_cpu_identity": host_cpu_identity(),
@@ -822,7 +804,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         # others timed beside it (native-thunks.csv.gz).
         "host_thunk": {"name": host, "why": host_why},
         "thunks": {t: {"symbol": THUNKS[t][0], "who": THUNKS[t][1],
-                       "timed": "samples.csv" if is_host else THUNK_SAMPLES}
+                       "timed": rundir.NATIVE_SAMPLES if is_host else rundir.THUNK_SAMPLES}
                    for t, _, is_host in kinds},
         "thunk_source": thunks.SOURCE,
         # The thunks' form follows the host's kernel where the trees differ (thunks.py).
@@ -833,8 +815,10 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         "refused": refused,
         "thunk_refused": thunk_refused,
     }
-    if str(context.get("incomplete_reason")).startswith("native stage:"):
-        # This stage failed before and has now run through: the run is whole again.
-        context["complete"], context["incomplete_reason"] = True, None
-    bench.write_atomically(run / "context.json", json.dumps(context, indent=2) + "\n")
+    # Written whole: an earlier failure's reason goes with it.
+    rundir.write_json(run / rundir.NATIVE_CONTEXT, {
+        "units": {accel_name(s): unit for s in shifts},
+        "native": dict(earlier.get("native", {}), **info),
+        "native_about": about,
+    })
     return rows

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from common import console, matrix, messages
+from common import console, matrix, messages, rundir
 from runner import bench
 from runner import config as cfg
 from tests import expected_counts
@@ -388,7 +388,7 @@ def test_native_stage_on_the_fresh_modules(two_runs):
     else:
         assert {(r["arch"], r["accel"]) for r in rows} == {("x86_64", "native"),
                                                            ("x86_64", "native+16")}
-    forced = stats.pd.read_csv(run / native.THUNK_SAMPLES)
+    forced = stats.pd.read_csv(run / rundir.THUNK_SAMPLES)
     everything = stats.pd.concat([samples, forced], ignore_index=True)
     assert set(everything.thunk) == set(native.THUNKS)
     for thunk, mine in everything.groupby("thunk"):

@@ -2,13 +2,12 @@
 relocation, the harness, and every kind of bad input. Timing values are never
 asserted here; only what holds on any x86_64 host."""
 
-import json
 import shutil
 import struct
 
 import pytest
 
-from common import messages
+from common import messages, rundir
 from runner import native, thunks
 from runner import config as cfg
 
@@ -208,18 +207,20 @@ def test_mislabelled_module_in_a_run(tmp_path):
 
 @x86_only
 def test_running_twice_adds_nothing_twice(tmp_path):
+    """The native stage writes its own files beside the guests' (issue 33): samples.csv and
+    context.json stay byte for byte, and a second pass replaces the first's samples."""
     run = copy_run(tmp_path, keep=("context.json", "samples.csv",
                                    "tpbench-x86_64-jump_label.ko",
                                    "tpbench-arm64-jump_label.ko"))
-    guest_rows = len((run / "samples.csv").read_text().splitlines())
+    guests = {name: (run / name).read_bytes() for name in ("context.json", "samples.csv")}
     small = {"ns": [1, 100], "reps": 2, "warmup": 0}
     first = native.measure_run(run, shifts=(0, 16), matrix_override=small, rounds=2)
-    after_one = (run / "samples.csv").read_text().splitlines()
+    after_one = (run / rundir.NATIVE_SAMPLES).read_text().splitlines()
     native.measure_run(run, shifts=(0, 16), matrix_override=small, rounds=2)
-    after_two = (run / "samples.csv").read_text().splitlines()
-    assert len(after_one) == len(after_two) == guest_rows + len(first)
-    # The guests' rows are untouched, and the arm64 module was skipped.
-    assert after_two[:guest_rows] == (OLD_RUN / "samples.csv").read_text().splitlines()
+    after_two = (run / rundir.NATIVE_SAMPLES).read_text().splitlines()
+    assert len(after_one) == len(after_two) == 1 + len(first)
+    assert {name: (run / name).read_bytes() for name in guests} == guests
+    # The arm64 module was skipped.
     assert {r["arch"] for r in first} == {"x86_64"}
     assert {r["accel"] for r in first} == {"native", "native+16"}
     # Two rounds of two repetitions: each (placement, variant, N) has repetitions 0 to 3.
@@ -227,7 +228,12 @@ def test_running_twice_adds_nothing_twice(tmp_path):
     for r in first:
         reps.setdefault((r["accel"], r["variant"], r["n"]), []).append(r["rep"])
     assert {tuple(sorted(v)) for v in reps.values()} == {(0, 1, 2, 3)}
-    assert json.loads((run / "context.json").read_text())["native_about"]["rounds"] == 2
+    context = rundir.context(run)
+    assert context["native_about"]["rounds"] == 2
+    assert context["units"]["native+16"] in ("TSC ticks", "cycles")
+    # The analysis reads the two files as one run: the guests' rows, then the host's.
+    together = rundir.samples(run)
+    assert len(together) == len(guests["samples.csv"].splitlines()) - 1 + len(first)
 
 
 # --- a module of the distro profile: code the kernel rewrites at load ------------------------
@@ -330,7 +336,8 @@ def test_every_thunk_runs_on_this_cpu(thunk, tmp_path):
 
 def test_an_unknown_host_thunk_refuses_the_host_figures_and_says_why(tmp_path, monkeypatch):
     """A vulnerabilities line the loader does not know: no variant is timed as the host's
-    (samples.csv gets none), every one is refused with the line quoted, and every thunk
+    (the run's samples have none: those of the earlier native stage in samples.csv give way
+    to native-samples.csv's), every one is refused with the line quoted, and every thunk
     is still timed beside it (native-thunks.csv.gz)."""
     run = tmp_path / "run"
     shutil.copytree(DISTRO_RUN, run, ignore=shutil.ignore_patterns("*.png", "report"))
@@ -340,21 +347,21 @@ def test_an_unknown_host_thunk_refuses_the_host_figures_and_says_why(tmp_path, m
     monkeypatch.setattr(native, "host_vulnerabilities",
                         lambda: dict(PLAIN_HOST, retbleed="Mitigation: Something New"))
     monkeypatch.setattr(cfg, "cache_root", lambda: tmp_path / "cache")
-    before = native.pd.read_csv(run / "samples.csv")
+    before = rundir.samples(run)
     rows = native.measure_run(run, shifts=(0,), rounds=1,
                               matrix_override={"ns": [1, 10], "reps": 2, "warmup": 0})
     assert rows == []
-    after = native.pd.read_csv(run / "samples.csv")
+    after = rundir.samples(run)
     assert not any(a.startswith("native") and c == "jump_label" for a, c in
                    zip(after.accel, after.config))
     assert len(after[[not a.startswith("native") for a in after.accel]]) == len(
         before[[not a.startswith("native") for a in before.accel]])
-    ctx = json.loads((run / "context.json").read_text())
+    ctx = rundir.context(run)
     assert ctx["native_about"]["host_thunk"]["name"] is None
     refused = ctx["native_about"]["refused"]["x86_64/jump_label"]
     assert set(refused) == set(ctx["native_about"]["matrix"]["variants"])
     assert all("Something New" in why for why in refused.values())
-    forced = native.pd.read_csv(run / native.THUNK_SAMPLES)
+    forced = native.pd.read_csv(run / rundir.THUNK_SAMPLES)
     assert set(forced.thunk) == set(native.THUNKS)
 
 

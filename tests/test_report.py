@@ -10,6 +10,7 @@ import pytest
 
 from analysis import __main__ as cli
 from analysis import report, stats
+from common import rundir
 from runner import config as cfg
 from tests.conftest import FIXTURE_VARIANTS, FIXTURES
 
@@ -29,8 +30,7 @@ def render(run, context=None):
     if context is not None:
         ctx, _ = report.normalize(context, samples)
     summary = stats.summarize(samples)
-    checks = {p.stem.removeprefix("codegen-checks-"): p.read_text()
-              for p in run.glob("codegen-checks-*.txt")}
+    checks = {f"{a}-{c}": p.read_text() for (a, c), p in rundir.guest_files(run, "checks").items()}
     pages = report.pages(run, summary, ctx, checks, run.parent.parent)
     return "\n".join(pages.values()), summary
 

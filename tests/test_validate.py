@@ -8,6 +8,7 @@ import pytest
 
 from analysis import __main__ as cli
 from analysis import validate
+from common import arches
 from runner import config as cfg
 
 REAL = cfg.REPO / "data" / "20261203T132800Z-baddec1"
@@ -74,8 +75,10 @@ def test_missing_samples_and_damaged_context(run, capsys):
     assert "not a run directory (no context.json)" in refused(run, capsys)
 
 
-def test_analysis_knows_every_architecture_the_runner_builds():
-    assert validate.ARCHS == tuple(cfg.ARCHS)
+def test_one_table_of_architectures():
+    """The runner builds what common/arches.py names, and kelf reads each one's modules."""
+    assert arches.NAMES == tuple(cfg.ARCHS)
+    assert sorted(arches.MACHINES.values()) == sorted(arches.NAMES)
 
 
 @pytest.mark.parametrize("key, name", [("other_profiles", "tiny"), ("other_kernels", "mainline")])
