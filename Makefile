@@ -99,28 +99,18 @@ check-series: deps
 	$(PYTHON) -m runner check-series
 
 bench: deps
-	@set -e; start=$$(date +%s); \
-	run=$$($(PYTHON) -m runner bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
+	$(PYTHON) -m tpbench bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
 		--compare-archs "$(COMPARE_ARCHS)" --kernel $(KERNEL) \
-		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS)); \
-	for dir in $$($(PYTHON) -m analysis profile-runs --run $$run); do \
-		$(PYTHON) -m runner native --run $$dir; \
-		echo "[tpbench] analysis of $$dir ..." >&2; \
-		$(PYTHON) -m analysis codegen --run $$dir; \
-	done; \
-	$(PYTHON) -m analysis report --run $$run; \
-	echo "[tpbench] make bench: done in $$(( $$(date +%s) - start )) s; run $$run"
+		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS)
 
 native:
-	@set -e; for dir in $$($(PYTHON) -m analysis profile-runs --run $(RUN_DIR)); do \
-		$(PYTHON) -m runner native --run $$dir; done
+	$(PYTHON) -m tpbench native --run $(RUN_DIR)
 
 codegen:
-	@set -e; for dir in $$($(PYTHON) -m analysis profile-runs --run $(RUN_DIR)); do \
-		$(PYTHON) -m analysis codegen --run $$dir $(INCOMPLETE); done
+	$(PYTHON) -m tpbench codegen --run $(RUN_DIR) $(INCOMPLETE)
 
 report:
-	$(PYTHON) -m analysis report --run $(RUN_DIR) $(INCOMPLETE)
+	$(PYTHON) -m tpbench report --run $(RUN_DIR) $(INCOMPLETE)
 
 # What changed between two runs' verdicts (counts, loads, calls, native ranges).
 compare:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from analysis import answer, codegen, compare, cover, figures, plots, report, size, stats, validate, verdict
 from common import disk, rundir
+from common.messages import Failure
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
 
@@ -108,7 +109,8 @@ def analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.Dat
     """One profile's run directory read and summarised (summary.csv written beside it), and
     its samples."""
     main, samples = read_analysed(run, allow_incomplete)
-    main.summary.to_csv(run / "summary.csv", index=False, float_format="%.4f")
+    disk.write_atomically(run / "summary.csv",
+                          main.summary.to_csv(index=False, float_format="%.4f"))
     return main, samples
 
 
@@ -186,13 +188,14 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     # The detail pages, made anew beside the run.
     pages_dir = run / report.PAGES_DIR
     shutil.rmtree(pages_dir, ignore_errors=True)
-    pages_dir.mkdir()
+    with disk.writing(pages_dir):
+        pages_dir.mkdir()
     checks = tagged(run, "checks")
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)
                                      & (thunk_table.kernel == report.kernel_of(context))])
     for name, text in pages.items():
-        (pages_dir / f"{name}.md").write_text(text)
+        disk.write_atomically(pages_dir / f"{name}.md", text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
                          "plots/headline.png", report.findings(main, sizes, others),
                          thunk_table)
@@ -278,9 +281,12 @@ def main(argv=None) -> int:
         # The file system's fault (full, read-only, not ours): one line, no traceback.
         if e.errno not in disk.FAULTS:
             raise
-        print(f"analysis: {disk.explain(e, Path(e.filename or '.'))}", file=sys.stderr)
+        # Every write names its file (disk.writing); one that did not is a bug to mend.
+        print(f"analysis: {disk.explain(e, Path(e.filename or 'a file the analysis did not name'))}",
+              file=sys.stderr)
         return 2
-    except disk.DiskFault as e:
+    except Failure as e:
+        # A full disk, gnuplot's refusal: one message, no traceback.
         print(f"analysis: {e}", file=sys.stderr)
         return 2
 

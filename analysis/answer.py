@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import stats
 from analysis.report import (PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command,
                              thunk_label, tool_words)
 from kelf.rewrites import THUNKS
@@ -193,7 +192,7 @@ def arguments_sentence(main: pd.DataFrame, table: pd.DataFrame | None = None) ->
     if lazy_rows.empty:
         return text + ("The form that keeps them off, `if <event>_enabled() { ... }` (patch 8), "
                        "is not in this run.")
-    return text + (f"Written inside `if <event>_enabled() {{ ... }}` (patch 8) the site loads "
+    return text + ("Written inside `if <event>_enabled() { ... }` (patch 8) the site loads "
                    + (f"none in any of the {len(all_lazy)} kernels measured."
                       if not every_lazy else
                       f"them in {len(every_lazy)} of {len(all_lazy)} ({', '.join(every_lazy)})."))

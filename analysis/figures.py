@@ -1,13 +1,15 @@
 """The report's figures, with gnuplot (pngcairo) as every plot of the project: the headline
 (instructions per disabled site), drivers' sites, code size, and the native spread (TSC ticks
-per call, each process and placement a point). Each figure is a data block and a script
-written into a scratch directory; only the PNG stays."""
+per call, each process and placement a point). Each figure is one script with its data
+inline, written beside its PNG as <name>.gp."""
 
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pandas as pd
+
+from common import disk
+from common.messages import Failure
 
 # One colour per writer of the site, the same in every figure.
 WRITERS = (("c_trace", "C trace_<event>()", "#1f77b4"),
@@ -114,22 +116,25 @@ def headline(table: pd.DataFrame, profile: str, title: str, out: Path) -> Path:
 
 
 def draw(script: list[str], out: Path) -> Path:
-    """Runs a gnuplot script in a scratch directory and moves its PNG to `out`; gnuplot's
-    errors, if any, name the figure."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Writes the gnuplot script beside `out` (its data inline, so `gnuplot <name>.gp` in
+    that directory draws the figure again) and runs it there; gnuplot's errors, if any,
+    name the figure."""
+    with disk.writing(out.parent):
+        out.parent.mkdir(parents=True, exist_ok=True)
     # gnuplot takes no datablock inside multiplot: every block goes first.
     blocks, rest, inside = [], [], False
     for line in script:
         inside = inside or line.endswith("<< EOD")
         (blocks if inside else rest).append(line)
         inside = inside and line != "EOD"
-    with tempfile.TemporaryDirectory() as scratch:
-        (Path(scratch) / "figure.gp").write_text("\n".join(blocks + rest) + "\n")
-        proc = subprocess.run(["gnuplot", "figure.gp"], cwd=scratch, capture_output=True,
+    gp = out.with_suffix(".gp")
+    disk.write_atomically(gp, "\n".join(blocks + rest) + "\n")
+    with disk.writing(out):
+        proc = subprocess.run(["gnuplot", gp.name], cwd=out.parent, capture_output=True,
                               text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"gnuplot could not draw {out.name}: {proc.stderr.strip()}")
-        (Path(scratch) / out.name).replace(out)
+    if proc.returncode != 0:
+        raise Failure(f"gnuplot could not draw {out}: {proc.stderr.strip()}; "
+                      f"{disk.where_words(out)}")
     return out
 
 

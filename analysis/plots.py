@@ -1,16 +1,15 @@
-"""The detail pages' plots with gnuplot (pngcairo): data files and a script in a scratch
-directory, the PNGs kept."""
+"""The detail pages' plots with gnuplot (pngcairo): the data files and the script beside
+the PNGs, so a reader can draw them again."""
 
 import re
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from analysis import stats
-from common import matrix
+from common import disk, matrix
+from common.messages import Failure
 
 VARIANT_ORDER = list(matrix.VARIANTS)
 
@@ -36,7 +35,8 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
         part = stats.rows(summary, arch=arch, config=config)
         mine = stats.rows(samples, arch=arch, config=config)
         meta["panels"].append((arch, config, part.accel.iloc[0], part.unit.iloc[0]))
-        with open(outdir / f"percall-{tag}.dat", "w") as f:
+        with disk.writing(outdir / f"percall-{tag}.dat"), \
+                open(outdir / f"percall-{tag}.dat", "w") as f:
             f.write("# index variant " + " ".join(f"{s} lo hi" for s in matrix.STATES) + "\n")
             meta["missing"][tag] = [i for i, v in enumerate(variants)
                                     if stats.rows(part, variant=v).empty]
@@ -49,7 +49,8 @@ def write_data(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path) -> di
                                f"{r.ci_hi.iloc[0]:.4f}"])
                 f.write(" ".join(cells) + "\n")
         for state in matrix.STATES:
-            with open(outdir / f"scaling-{tag}-{state}.dat", "w") as f:
+            with disk.writing(outdir / f"scaling-{tag}-{state}.dat"), \
+                    open(outdir / f"scaling-{tag}-{state}.dat", "w") as f:
                 meta["scaling"][f"{tag}-{state}"] = []
                 for v in variants:
                     g = stats.rows(mine, variant=v, state=state)
@@ -122,17 +123,23 @@ def titled(script_text: str, profile: str | None) -> str:
 
 def render(samples: pd.DataFrame, summary: pd.DataFrame, outdir: Path,
            profile: str | None = None) -> list[Path]:
-    """Per-panel plots of the guest runs; each title names the build `profile`. Only the
-    PNGs stay: the data and the script are made in a scratch directory, since every number
-    they hold is in the run's samples and summary already."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch)
-        meta = write_data(stats.guest(samples), stats.guest(summary), work)
-        text = script(meta, "pngcairo size 900,560 font 'sans,10'", "png")
-        (work / "plots.gp").write_text(titled(text, profile))
-        proc = subprocess.run(["gnuplot", "plots.gp"], cwd=work, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"gnuplot could not draw the plots: {proc.stderr.strip()}")
-        made = [Path(shutil.copy(png, outdir / png.name)) for png in sorted(work.glob("*.png"))]
-    return made
+    """Per-panel plots of the guest runs; each title names the build `profile`. The .dat
+    files and the script (plots.gp) stay beside the PNGs: `gnuplot plots.gp` there draws
+    them again."""
+    with disk.writing(outdir):
+        outdir.mkdir(parents=True, exist_ok=True)
+    meta = write_data(stats.guest(samples), stats.guest(summary), outdir)
+    text = script(meta, "pngcairo size 900,560 font 'sans,10'", "png")
+    disk.write_atomically(outdir / "plots.gp", titled(text, profile))
+    with disk.writing(outdir):
+        proc = subprocess.run(["gnuplot", "plots.gp"], cwd=outdir, capture_output=True,
+                              text=True)
+    if proc.returncode != 0:
+        raise Failure(f"gnuplot could not draw the plots in {outdir}: {proc.stderr.strip()}; "
+                      f"{disk.where_words(outdir)}")
+    made = []
+    for arch, config, _, _ in meta["panels"]:
+        tag = f"{arch}-{config}"
+        made += [f"percall-{tag}"] + [f"scaling-{tag}-{s}" for s in matrix.STATES
+                                      if meta["scaling"].get(f"{tag}-{s}")]
+    return [outdir / f"{name}.png" for name in made]

@@ -652,9 +652,9 @@ def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]
     perf = sorted({i.get("perf", "") for i in infos})
     matrix = about.get("matrix", {})
     out = ["## Native: the module's own code on the host CPU", "",
-           f"The `.text` of each measured x86_64 module, loaded into a host process with its "
-           f"relocations applied (every key reads disabled; every call out of the module is a "
-           f"trap, and none was reached)"
+           "The `.text` of each measured x86_64 module, loaded into a host process with its "
+           "relocations applied (every key reads disabled; every call out of the module is a "
+           "trap, and none was reached)"
            + (" and what the host's kernel writes at load time (the Mitigations list of "
               "[the guest page](guest.md))"
               if about.get("rewrites") else "")
@@ -880,8 +880,8 @@ def record_words(check: dict) -> str:
         return (f"The record check **failed**: {len(check['problems'])} problems, the first: "
                 f"{check['problems'][0]}.")
     calls = " or ".join(map(str, sorted(check["calls"])))
-    return (f"The records were read back from the ring buffer (each guest copies tracefs' "
-            f"`trace` into its results file; `common/records.py` checks it): in "
+    return ("The records were read back from the ring buffer (each guest copies tracefs' "
+            "`trace` into its results file; `common/records.py` checks it): in "
             + (f"each of the {check['guests']} guests" if check["checked"] == check["guests"]
                else f"{check['checked']} of the {check['guests']} guests (the others predate "
                "the check)")

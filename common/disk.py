@@ -49,8 +49,12 @@ def size_words(n: int) -> str:
 
 
 def where_words(path: Path) -> str:
+    """The free space of the file system `path` is on, links followed, named as found."""
     free, total = free_and_total(path)
-    return f"{existing(path)} has {size_words(free)} free of {size_words(total)}"
+    place = existing(path)
+    real = place.resolve()
+    where = place if real == place else f"{place} (on {real})"
+    return f"{where} has {size_words(free)} free of {size_words(total)}"
 
 
 def explain(e: OSError, path: Path) -> str:

@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from common import messages, rundir
+from common import disk, messages, rundir
 from runner import config as cfg
 from runner import bench, world
 
@@ -103,18 +103,22 @@ def bench_params(args) -> bench.BenchParams:
                              warmup=bench.parse_int(args.warmup, "WARMUP"))
 
 
-def cmd_bench(args) -> int:
+def guests(args) -> Path:
+    """The guests of the matrix `args` asks for, run into a new run directory, returned."""
     params = bench_params(args)
     problems = params.problems()
     if problems:
         raise messages.Failure("; ".join(problems))
-    run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
-                           bench.parse_list(args.archs),
-                           profile_names=bench.parse_list(args.profiles),
-                           compare_archs=args.compare_archs.split(),
-                           kernel_name=args.kernel,
-                           compare_kernels=bench.parse_list(args.compare_kernels))
-    print(run)
+    return bench.run_matrix(args.configs, args.accel, params, Path(args.data),
+                            bench.parse_list(args.archs),
+                            profile_names=bench.parse_list(args.profiles),
+                            compare_archs=args.compare_archs.split(),
+                            kernel_name=args.kernel,
+                            compare_kernels=bench.parse_list(args.compare_kernels))
+
+
+def cmd_bench(args) -> int:
+    print(guests(args))
     return 0
 
 
@@ -154,7 +158,18 @@ def main(argv=None) -> int:
             p.add_argument("--event", choices=("on", "off"), default="on")
             p.add_argument("--out", default="out/sample")
             p.add_argument("--timeout", type=float, default=300)
-    p = sub.add_parser("bench", help="run the benchmark matrix into data/<run-id>/")
+    add_matrix_arguments(sub.add_parser("bench", help="run the benchmark matrix into "
+                                                      "data/<run-id>/"))
+    p = sub.add_parser("native", help="time a run's modules on the host CPU (x86_64 hosts)")
+    p.add_argument("--run", required=True, help="the run directory, data/<run-id>")
+    args = parser.parse_args(argv)
+    commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
+                "bench": cmd_bench, "check-series": cmd_check_series, "native": cmd_native}
+    return guarded(lambda: commands[args.command](args), args)
+
+
+def add_matrix_arguments(p) -> None:
+    """What a run measures: the arguments of `runner bench` and of `tpbench bench`."""
     p.add_argument("--archs", default="x86_64", help="space- or comma-separated")
     p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE,
                    help="build profiles, space- or comma-separated; the first is the run's own")
@@ -174,24 +189,22 @@ def main(argv=None) -> int:
     p.add_argument("--reps", default=str(defaults.reps))
     p.add_argument("--warmup", default=str(defaults.warmup))
     p.add_argument("--data", default=str(bench.DATA))
-    p = sub.add_parser("native", help="time a run's modules on the host CPU (x86_64 hosts)")
-    p.add_argument("--run", required=True, help="the run directory, data/<run-id>")
-    args = parser.parse_args(argv)
+
+
+def guarded(step, args) -> int:
+    """Runs a step after checking `args`: a Failure or the file system's fault is one line
+    and status 2, never a traceback; an interrupt is status 130."""
     try:
         validate(args)
-        commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
-                    "bench": cmd_bench, "check-series": cmd_check_series,
-                    "native": cmd_native}
-        return commands[args.command](args)
+        return step()
     except messages.Failure as e:
         messages.say(f"[tpbench] error: {e}")
         return 2
     except OSError as e:
         # The file system's fault (full, read-only, not ours) wherever it struck: one line.
-        from common import disk
         if e.errno not in disk.FAULTS:
             raise
-        messages.say(f"[tpbench] error: {disk.explain(e, Path(e.filename or '.'))}")
+        messages.say(f"[tpbench] error: {disk.explain(e, Path(e.filename or 'a file the runner did not name'))}")
         return 2
     except KeyboardInterrupt:
         messages.say("[tpbench] interrupted")

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,3 +229,27 @@ def test_a_cache_entry_cut_by_a_full_disk_is_not_taken_for_made(source_tree, tmp
         with pytest.raises((messages.Failure, OSError)):
             world.guest_init(source_tree, cfg.ARCHS["x86_64"])
         assert [p.name for p in cache.iterdir() if p.name.startswith("init-")] == []
+
+
+@needs_root
+def test_an_analysis_whose_data_link_leads_to_a_full_disk_names_the_file_and_that_disk(
+        tmp_path, monkeypatch, capsys):
+    """data/ a link to a full file system: the one line names the file the analysis could not
+    write and the free space where the link leads, not the working directory's (issue 33)."""
+    from analysis import __main__ as analysis_cli
+    with tmpfs(tmp_path / "full", "1m") as full:
+        shutil.copytree(FIXTURES / "run-short", full / "run")
+        with contextlib.suppress(OSError), open(full / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 65536)
+        (tmp_path / "data").symlink_to(full)
+        run = tmp_path / "data" / "run"
+        monkeypatch.setattr(analysis_cli, "REPO", tmp_path)
+        assert analysis_cli.main(["report", "--run", str(run), "--allow-incomplete"]) == 2
+        words = capsys.readouterr().err.strip()
+        # The run is named as the analysis resolved it: where the link leads.
+        assert words.startswith(f"analysis: cannot write {full}/run/summary.csv: No space "
+                                f"left on device; {full}/run has "), words
+        assert "\n" not in words
+        # A path through the link is named with where it leads.
+        assert disk.where_words(run / "summary.csv").startswith(f"{run} (on {full}/run) has ")

@@ -74,8 +74,12 @@ def test_cli_report_writes_plots_and_summary(run, monkeypatch):
     for name in ("percall-x86_64-jump_label.png", "scaling-x86_64-no_jump_label-enabled.png",
                  "headline.png"):
         assert (run / "plots" / name).stat().st_size > 1000, name
-    # PNGs alone: no data file, script or figure of an earlier analysis stays behind.
-    assert {p.suffix for p in (run / "plots").iterdir()} == {".png"}
+    # Each PNG with the script that draws it again (its .gp, and the .dat files it reads);
+    # no figure of an earlier analysis stays behind.
+    assert {p.suffix for p in (run / "plots").iterdir()} == {".png", ".gp", ".dat"}
+    for png in (run / "plots").glob("*.png"):
+        assert png.with_suffix(".gp").exists() or png.name.startswith(("percall-", "scaling-"))
+    assert (run / "plots" / "plots.gp").exists() and (run / "plots" / "percall-x86_64-jump_label.dat").exists()
     assert not list((run / "plots").glob("box-*"))
     assert "verdict" in (run / "summary.csv").read_text().splitlines()[0]
     assert (run / "report" / "guest.md").exists() and (run / "report" / "method.md").exists()

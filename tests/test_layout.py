@@ -1,0 +1,44 @@
+"""The house's shape, as issue 33 left it: data flows one way, and one command runs the
+pipeline whose steps are also commands of their own."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("common", "kelf", "runner", "analysis", "tpbench")
+
+
+def imports(package: str) -> dict[str, set[str]]:
+    """The repository's packages each module of `package` imports (at any depth)."""
+    out = {}
+    for path in sorted((REPO / package).glob("*.py")):
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found |= {n.split(".")[0] for n in names if n.split(".")[0] in PACKAGES}
+        out[f"{package}/{path.name}"] = found - {package}
+    return out
+
+
+def test_common_and_kelf_import_neither_stage():
+    for package in ("common", "kelf"):
+        for module, found in imports(package).items():
+            assert not found & {"runner", "analysis", "tpbench"}, (module, found)
+
+
+def test_runner_imports_no_analysis():
+    for module, found in imports("runner").items():
+        assert not found & {"analysis", "tpbench"}, (module, found)
+
+
+def test_the_pipeline_runs_each_step_as_its_own_command():
+    out = subprocess.run([sys.executable, "-m", "tpbench", "--help"], cwd=REPO, text=True,
+                         capture_output=True, check=True).stdout
+    for step in ("bench", "run", "native", "codegen", "report"):
+        assert step in out
+    makefile = (REPO / "Makefile").read_text()
+    for target in ("bench", "native", "codegen", "report"):
+        assert f"-m tpbench {target} " in makefile, target
