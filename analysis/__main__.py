@@ -27,15 +27,10 @@ def latest_run() -> Path:
 def profile_runs(run: Path) -> list[Path]:
     """The run directory, then the run directory of each further build profile and kernel
     inside it."""
-    context = validate.check_context(run)
-    others = [run / name for name in [*context.get("other_profiles", []),
-                                       *context.get("other_kernels", [])]]
-    for other in others:
-        if not (other / "context.json").exists():
-            raise SystemExit(f"{run}/context.json names the further run {other.name}, but "
-                             f"{other} has no context.json: the run is damaged or was cut "
-                             "short; run make bench again")
-    return [run, *others]
+    try:
+        return rundir.parts(run)
+    except rundir.Damaged as e:
+        raise validate.BadRun(str(e)) from None
 
 
 def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
@@ -57,7 +52,10 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
     summary = stats.summarize(samples, units=context.get("units"))
     failed = False
     for (arch, config), ko in rundir.guest_files(run, "module").items():
-        funcs = codegen.parse_objdump(codegen.disassemble(ko, arch))
+        try:
+            funcs = codegen.parse_objdump(rundir.read_objdump(run, arch, config))
+        except rundir.Damaged as e:
+            raise validate.BadRun(str(e)) from None
         codegen.add_aliases(funcs, function_aliases(ko))
         codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
         helpers = rundir.guest_file(run, "helpers", arch, config)

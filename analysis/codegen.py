@@ -2,11 +2,11 @@
 built module, with its tracepoint sites and their __jump_table entries.
 
 The parser and the path walk are pure functions over `objdump -dr` text, so
-they are tested on fixture listings; `objdump` itself runs in `disassemble`.
+they are tested on fixture listings; the runner runs `objdump` (each run's
+objdump-<arch>-<config>.txt.gz).
 """
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -672,15 +672,6 @@ def add_aliases(funcs: dict[str, Function], aliases: dict[str, list[str]]) -> No
             known = next((n for n in names if n in funcs), None)
             if known:
                 funcs[name] = funcs[known]
-
-
-def disassemble(ko: Path, arch: str = "x86_64") -> str:
-    """`objdump -dr` of a module, by the binutils that the architecture's build used."""
-    from runner import config, world    # the runner knows where each objdump lives
-    params = config.ARCHS[arch]
-    return subprocess.run(world.in_root(params, [params.objdump, "-dr", "--insn-width=16", ko],
-                                        share=[ko.parent]),
-                          text=True, capture_output=True, check=True).stdout
 
 
 @dataclass

@@ -13,7 +13,6 @@ from analysis.plots import ordered
 from kelf.rewrites import THUNKS, no_return_thunk
 from common import console, matrix, records, rundir
 from common.rundir import runner_gone
-from runner import config as cfg
 
 STATE_ORDER = matrix.STATES
 # The detail pages live in <run>/report/: their links to the run's files go one level up.
@@ -214,12 +213,11 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
             theirs = stats.rows(other.summary, arch=arch, config=config)
             if theirs.empty:
                 why = not_built.get(f"{arch}/{config}")
-                known = cfg.KERNELS[b].why_impossible(arch, config) if b in cfg.KERNELS \
-                    else None
+                known = other.context.get("kernels_impossible", {}).get(f"{arch}/{config}")
                 if why:
                     notes.append(f"- {arch} {config}: nothing measured on {b}, {why}.")
                 elif known:
-                    # A run that did not ask for it records nothing: the kernel source says why
+                    # A run that did not ask for it records nothing of it: the run knows why
                     # it could not have been measured.
                     notes.append(f"- {arch} {config}: nothing measured on {b} (not asked for; "
                                  f"it cannot be, {known}).")

@@ -1,6 +1,7 @@
 """The run directory, owned here alone: its files' names, its context read and written, its
 samples read; who is writing it, and whether a run that says it runs still does."""
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -62,6 +63,7 @@ GUEST_FILES = {
     "console": ("console-", ".log"),
     "results": ("results-", ".txt"),             # the results channel: KTAP and records
     "helpers": ("kernel-helpers-", ".txt"),      # objdump of the kernel's helpers it calls
+    "objdump": ("objdump-", ".txt.gz"),          # objdump -dr of the module, by its binutils
     "listing": ("codegen-", ".txt"),             # the analysis' side-by-side disassembly
     "checks": ("codegen-checks-", ".txt"),       # the analysis' codegen checks
     "paths": ("paths-", ".tsv"),                 # the disabled path of each loop
@@ -149,6 +151,37 @@ def write_json(path: Path, data: dict) -> None:
 
 def write_context(run: Path, ctx: dict) -> None:
     write_json(Path(run) / CONTEXT, ctx)
+
+
+def parts(run: Path) -> list[Path]:
+    """The run directory, then that of each further build profile and kernel inside it."""
+    ctx = guest_context(run)
+    others = [Path(run) / name for name in [*ctx.get("other_profiles", []),
+                                            *ctx.get("other_kernels", [])]]
+    for other in others:
+        if not (other / CONTEXT).exists():
+            raise Damaged(f"{run}/{CONTEXT} names the further run {other.name}, but {other} "
+                          f"has no {CONTEXT}: the run is damaged or was cut short; run make "
+                          "bench again")
+    return [Path(run), *others]
+
+
+def write_objdump(run: Path, arch: str, config: str, text: str) -> None:
+    """The module's disassembly, kept compressed (zcat shows it): the runner, which knows each
+    architecture's binutils, writes it; the codegen walk reads it."""
+    disk.write_atomically(guest_file(run, "objdump", arch, config),
+                          gzip.compress(text.encode(), mtime=0))
+
+
+def read_objdump(run: Path, arch: str, config: str) -> str:
+    path = guest_file(run, "objdump", arch, config)
+    if not path.exists():
+        raise Damaged(f"{path}: missing; the runner writes it beside the module it measured "
+                      f"(a run made before it did: python3 -m runner disassemble --run {run})")
+    try:
+        return gzip.decompress(path.read_bytes()).decode()
+    except (OSError, EOFError) as e:
+        raise Damaged(f"{path}: not a whole gzip file ({e}); the run is damaged") from None
 
 
 def is_native(accel: str) -> bool:

@@ -134,6 +134,17 @@ def cmd_native(args) -> int:
     return 0
 
 
+def cmd_disassemble(args) -> int:
+    """objdump-<arch>-<config>.txt.gz beside each module of a run (and of its further runs)
+    that lacks one: runs made before the runner wrote them at run time."""
+    for part in rundir.parts(Path(args.run)):
+        for (arch, config), ko in rundir.guest_files(part, "module").items():
+            if not rundir.guest_file(part, "objdump", arch, config).exists():
+                rundir.write_objdump(part, arch, config, world.disassemble(cfg.ARCHS[arch], ko))
+                messages.say(f"[tpbench] disassembled {ko}")
+    return 0
+
+
 def add_kernel_argument(parser) -> None:
     parser.add_argument("--kernel", choices=list(cfg.KERNELS), default=cfg.DEFAULT_KERNEL,
                         help="; ".join(f"{k}: {v.what}" for k, v in cfg.KERNELS.items()))
@@ -162,9 +173,13 @@ def main(argv=None) -> int:
                                                       "data/<run-id>/"))
     p = sub.add_parser("native", help="time a run's modules on the host CPU (x86_64 hosts)")
     p.add_argument("--run", required=True, help="the run directory, data/<run-id>")
+    p = sub.add_parser("disassemble", help="objdump each module of a run made before the "
+                                           "runner kept it")
+    p.add_argument("--run", required=True, help="the run directory, data/<run-id>")
     args = parser.parse_args(argv)
     commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
-                "bench": cmd_bench, "check-series": cmd_check_series, "native": cmd_native}
+                "bench": cmd_bench, "check-series": cmd_check_series, "native": cmd_native,
+                "disassemble": cmd_disassemble}
     return guarded(lambda: commands[args.command](args), args)
 
 

@@ -320,6 +320,8 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "configs": {},
         "not_built": {},    # arch/config -> why the run has no guest of it (no kernel, or QEMU)
         "kernels_known": list(cfg.KERNELS),     # what the report names when a run lacks one
+        # Why this kernel has no guest of some (arch, config), asked for or not.
+        "kernels_impossible": {f"{a}/{c}": why for a, c, why in source.kernel.impossible},
         "complete": False,
         "incomplete_reason": RUNNING,
         # Who is running it: a run still "running" whose runner is gone was interrupted.
@@ -400,6 +402,7 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
         measured = rundir.guest_file(run, "module", arch.name, config.name)
         with disk.writing(measured):
             shutil.copy(ko, measured)
+        rundir.write_objdump(run, arch.name, config.name, world.disassemble(arch, ko))
         helpers = world.kernel_helpers_code(kb, ko)
         if helpers:
             write_atomically(rundir.guest_file(run, "helpers", arch.name, config.name), helpers)

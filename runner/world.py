@@ -382,6 +382,16 @@ def kernel_helpers_code(kbuild: KernelBuild, ko: Path) -> str:
                    for name in helpers)
 
 
+def disassemble(arch: cfg.ArchParams, ko: Path) -> str:
+    """`objdump -dr` of a module, by the binutils of the architecture's build (its
+    standard output alone: a warning on standard error is not code)."""
+    cmd = in_root(arch, [arch.objdump, "-dr", "--insn-width=16", ko], share=[ko.parent])
+    proc = subprocess.run(cmd, text=True, capture_output=True)
+    if proc.returncode != 0:
+        raise Failure(f"{arch.objdump} could not disassemble {ko}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
 def build_sample_module(kbuild: KernelBuild) -> Path:
     """The rust_print sample as a loadable module, built from the patched tree's files.
 
