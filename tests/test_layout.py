@@ -42,3 +42,26 @@ def test_the_pipeline_runs_each_step_as_its_own_command():
     makefile = (REPO / "Makefile").read_text()
     for target in ("bench", "native", "codegen", "report"):
         assert f"-m tpbench {target} " in makefile, target
+
+
+def test_analysis_imports_no_runner():
+    """Data flows one way: runner -> run directory -> analysis (issue 33)."""
+    for module, found in imports("analysis").items():
+        assert not found & {"runner", "tpbench"}, (module, found)
+
+
+def test_no_two_modules_import_each_other():
+    graph = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).glob("*.py")):
+            mods = set()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module in PACKAGES:
+                    mods |= {f"{node.module}.{a.name}" for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    mods.add(node.module)
+            graph[f"{package}.{path.stem}"] = {m for m in mods if m in graph or
+                                               m.split(".")[0] in PACKAGES}
+    for a, targets in graph.items():
+        for b in targets:
+            assert a not in graph.get(b, set()), (a, b)
