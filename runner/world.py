@@ -7,7 +7,9 @@ parsing (common.console).
 import contextlib
 import dataclasses
 import fcntl
+import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import console, disk
-from common.messages import Failure, Stage, say
+from common.messages import Failure, Progress, Stage, say
 from runner import config as cfg
 
 INIT_MARKER = "tpbench-init: started"
@@ -137,11 +139,20 @@ def debian_root(root: cfg.DebianRoot) -> Path:
         log = work.parent / f"{final.name}.log"
         cmd = ["mmdebstrap", "--variant=apt", f"--include={','.join(root.packages)}",
                root.suite, work, *root.sources]
-        with Stage(f"make the Debian {root.suite} root with mmdebstrap (log: {log})"):
+        with Stage(f"make the Debian {root.suite} root with mmdebstrap (log: {log})"), \
+                Progress("mmdebstrap", lambda: last_line(log, "I: ") or "starting"):
             log.write_text("")
             run(cmd, log=log)
         (work / ".tpbench-made").write_text(root.key + "\n")
     return final
+
+
+def last_line(path: Path, prefix: str) -> str:
+    """The last line of `path` that starts with `prefix`, without it ("" if none)."""
+    with contextlib.suppress(OSError):
+        lines = [l for l in path.read_text(errors="replace").splitlines() if l.startswith(prefix)]
+        return lines[-1][len(prefix):] if lines else ""
+    return ""
 
 
 # Enters a root in a private mount namespace: the checkout, the cache and the temporary
@@ -314,10 +325,57 @@ def build_kernel_unlocked(source: SourceTree, arch: cfg.ArchParams, config: cfg.
     log.write_text("")
     with Stage(f"configure {name}"):
         configure(source.path, build, result.build_arch, config, profile, log, source.kernel.name)
-    with Stage(f"build {name} kernel and modules (log: {log})"):
+    progress = BuildProgress(log, built_steps().get(name))
+    with Stage(f"build {name} kernel and modules (log: {log})"), \
+            Progress(f"build {name}", progress.describe):
         build_image_and_modules(source.path, build, result.build_arch, log)
+    remember_steps(name, progress.steps)
     stamp.write_text(key + "\n")
     return result
+
+
+# A line of kbuild's short output: "  CC      kernel/cpu.o", "  LD [M]  net/x.ko".
+_KBUILD_STEP = re.compile(r"^  [A-Z][A-Z0-9_]*(?: \[M\]| [A-Z])?\s+(\S+)$")
+
+
+class BuildProgress:
+    """What a kernel build has done so far, from its log: kbuild's steps against those of
+    the last build of the same kernel, architecture, profile and config, and where it is."""
+
+    def __init__(self, log: Path, expected: int | None):
+        self.log, self.expected = log, expected
+        self.steps, self.offset, self.where = 0, 0, ""
+
+    def describe(self) -> str:
+        with contextlib.suppress(OSError), open(self.log, "rb") as f:
+            f.seek(self.offset)
+            chunk = f.read()
+            # Only whole lines: the rest is read again next time.
+            whole = chunk[:chunk.rfind(b"\n") + 1]
+            self.offset += len(whole)
+            for line in whole.decode(errors="replace").splitlines():
+                m = _KBUILD_STEP.match(line)
+                if m:
+                    self.steps += 1
+                    self.where = "/".join(m.group(1).split("/")[:2])
+        of = f" of about {self.expected}" if self.expected else ""
+        return f"{self.steps}{of} kbuild steps" + (f", in {self.where}" if self.where else "")
+
+
+STEPS_FILE = "build-steps.json"
+
+
+def built_steps() -> dict[str, int]:
+    """kbuild steps of the last build of each kernel/arch/profile/config, for the progress."""
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads((cfg.cache_root() / STEPS_FILE).read_text())
+    return {}
+
+
+def remember_steps(name: str, steps: int) -> None:
+    with contextlib.suppress(OSError):
+        disk.write_atomically(cfg.cache_root() / STEPS_FILE,
+                              json.dumps(dict(built_steps(), **{name: steps}), indent=1))
 
 
 def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams, configs,

@@ -406,3 +406,24 @@ def test_two_processes_take_turns_at_one_build(tmp_path):
     with world.locked(lock):
         assert (tmp_path / "built").exists()
     holder.join()
+
+
+def test_a_build_says_how_far_it_got(tmp_path, capsys):
+    """A kernel build prints its kbuild steps against the last build's and where it is,
+    reading only what the log gained; in a log, a line every half minute at most."""
+    log = tmp_path / "tpbench-build.log"
+    log.write_text("$ make -C src O=build\n  CC      kernel/cpu.o\n  AS      arch/x86/entry/entry.o\n"
+                   "  LD [M]  drivers/net/x.ko\n  RUSTC L rust/co")
+    progress = world.BuildProgress(log, 2000)
+    assert progress.describe() == "3 of about 2000 kbuild steps, in drivers/net"
+    with open(log, "a") as f:
+        f.write("re.o\n  CC      mm/slub.o\n")
+    assert progress.describe() == "5 of about 2000 kbuild steps, in mm/slub.o"
+    assert world.BuildProgress(log, None).describe() == "5 kbuild steps, in mm/slub.o"
+    ticker = messages.Progress("build x", lambda: "1 step", tty=False)
+    assert ticker.every == 30.0
+    ticker.every = 0.05
+    with ticker:
+        time.sleep(0.2)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("[tpbench] build x: 1 step, 0:0") for line in lines)
