@@ -75,14 +75,17 @@ help:
 	@echo "  TEST_PROFILE=...     the build profile make test checks [$(TEST_PROFILE)]"
 	@echo "  TEST_MAINLINE_ARCHS=...  those make test also builds and boots mainline for"
 	@echo "                       [$(TEST_MAINLINE_ARCHS)]"
+	@echo "  TEST_MAINLINE_CONFIGS=...  mainline's configs make test builds [$(TEST_MAINLINE_CONFIGS)]"
 	@echo "  KERNEL=series|mainline|series-gcc14  the kernel of make bench, kernels and sample"
 	@echo "                       [$(KERNEL)]"
 	@echo "  COMPARE_KERNELS=...  kernels make bench measures beside KERNEL, on COMPARE_ARCHS"
 	@echo "                       [$(COMPARE_KERNELS)]"
 	@echo "  QUICK=1              short matrix for make bench"
-	@echo "  RUN=<run-id>         the run under data/ for codegen and report"
+	@echo "  RUN=<run-id>         the run under data/ for native, codegen, report and compare"
+	@echo "  AGAINST=<run-id>     the earlier run make compare compares RUN with"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
 	@echo "  TPBENCH_CACHE=DIR    where trees and builds are cached [~/.cache/tpbench]"
+	@echo "  PYTHON=...           the Python every step runs with [$(PYTHON)]"
 
 deps:
 	@$(PYTHON) -m runner deps
