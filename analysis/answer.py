@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis import stats
 from analysis.report import (PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command,
                              thunk_label, tool_words)
 from kelf.rewrites import THUNKS
@@ -19,8 +20,7 @@ CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump l
 SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
 
 
-def fmt(x) -> str:
-    return "" if x is None or pd.isna(x) else f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
+fmt = stats.fmt
 
 
 def and_list(words: list[str]) -> str:

@@ -273,8 +273,7 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
     return out
 
 
-def fmt(x: float) -> str:
-    return "" if pd.isna(x) else f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
+fmt = stats.fmt
 
 
 def ci(lo: float, hi: float) -> str:

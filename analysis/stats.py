@@ -133,11 +133,15 @@ def interval(draws: np.ndarray) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def fmt(x) -> str:
+    """Every number the report prints: an exact count as it is ("2"), anything else to two
+    decimals ("0.70", "-0.00" for a small negative); "" for none."""
+    return "" if x is None or pd.isna(x) else f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
+
+
 def number(x: float) -> str:
-    """An exact count as it is ("2"), a measured time to two decimals ("0.70")."""
-    if float(x).is_integer():
-        return f"{x:g}"
-    text = f"{x:.2f}"
+    """fmt without a sign on a zero: the verdict's "within noise (CI 0.00..0.03)"."""
+    text = fmt(x)
     return "0.00" if text == "-0.00" else text
 
 
