@@ -196,7 +196,7 @@ def parse_objdump(text: str) -> dict[str, Function]:
 
 
 def kernel_functions(text: str) -> dict[str, Function]:
-    """Functions of `objdump -d` of a vmlinux (runner.world.kernel_helpers_code). The code is
+    """Functions of `objdump -d` of a vmlinux (runner.kernel.kernel_helpers_code). The code is
     linked, so a call or jump names its target in its operands, not in a relocation; that
     name is taken as the relocation, so that as_loaded() sees the kernel's code as it sees
     a module's."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from common import disk, messages, rundir
 from runner import config as cfg
-from runner import bench, world
+from runner import bench, kernel, proc, qemu, roots
 
 
 def validate(args) -> None:
@@ -31,7 +31,7 @@ def validate(args) -> None:
 def cmd_deps(args) -> int:
     """Installs what every supported architecture needs (as root), or says how."""
     packages = list(cfg.DEBIAN_PACKAGES) + [p for a in cfg.ARCHS.values() for p in a.packages]
-    missing = world.check_packages(packages)
+    missing = roots.check_packages(packages)
     if not missing:
         messages.say("[tpbench] all Debian packages are installed")
         return 0
@@ -40,17 +40,17 @@ def cmd_deps(args) -> int:
         messages.say("[tpbench] missing Debian packages; as root, run:\n  " + " && ".join(steps))
         return 1
     with messages.Stage(f"install {len(missing)} Debian packages"):
-        world.run(["apt-get", "update", "-q"])
-        world.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+        proc.run(["apt-get", "update", "-q"])
+        proc.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
                   env={"DEBIAN_FRONTEND": "noninteractive"})
     return 0
 
 
 def built_kernels(arch_name: str, config_names, profile_names=(cfg.DEFAULT_PROFILE,),
-                  kernel_name=cfg.DEFAULT_KERNEL) -> list[world.KernelBuild]:
+                  kernel_name=cfg.DEFAULT_KERNEL) -> list[kernel.KernelBuild]:
     arch = cfg.ARCHS[arch_name]
-    source = world.prepare_source(cfg.KERNELS[kernel_name])
-    return [world.build_kernel(source, arch, cfg.KERNEL_CONFIGS[n], cfg.PROFILES[p])
+    source = kernel.prepare_source(cfg.KERNELS[kernel_name])
+    return [kernel.build_kernel(source, arch, cfg.KERNEL_CONFIGS[n], cfg.PROFILES[p])
             for p in profile_names for n in config_names]
 
 
@@ -67,18 +67,18 @@ def cmd_sample(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     # The init is a user program: one build, from the series' tree, boots every kernel.
-    init = world.guest_init(world.prepare_source(), kb.arch)
-    initrd = world.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", init)
+    init = qemu.guest_init(kernel.prepare_source(), kb.arch)
+    initrd = qemu.make_initramfs(out / f"initramfs-sample-{kb.arch.name}.cpio.gz", init)
     append = f"tpbench.mode=sample {cfg.KUNIT_OFF}"
     if args.event == "on":
         append += " trace_event=rust_sample:rust_sample_loaded"
     name = f"sample-{kb.kernel.name}-{kb.config.name}-event-{args.event}"
-    result = world.boot(kb.arch, kb.image, initrd, append, args.accel, out, name,
+    result = qemu.boot(kb.arch, kb.image, initrd, append, args.accel, out, name,
                         timeout=args.timeout)
     print(f"accel={result.accel} ({result.accel_reason})")
     print(f"time_to_init={result.time_to_init}")
     print(result.results)
-    failure = world.boot_failure(result)
+    failure = qemu.boot_failure(result)
     if failure:
         messages.say(f"[tpbench] boot failed: {failure}")
         return 1
@@ -87,9 +87,9 @@ def cmd_sample(args) -> int:
 
 def cmd_check_series(args) -> int:
     """Every patch of the series builds on its own, in every config."""
-    source = world.prepare_source()
+    source = kernel.prepare_source()
     configs = [cfg.KERNEL_CONFIGS[n] for n in args.configs]
-    results = world.check_series_bisectable(source, cfg.ARCHS[args.arch], configs)
+    results = kernel.check_series_bisectable(source, cfg.ARCHS[args.arch], configs)
     for subject, config, ok in results:
         print(f"{'ok' if ok else 'FAILS'}\t{config}\t{subject}")
     return 0 if all(ok for _, _, ok in results) else 1
@@ -140,7 +140,7 @@ def cmd_disassemble(args) -> int:
     for part in rundir.parts(Path(args.run)):
         for (arch, config), ko in rundir.guest_files(part, "module").items():
             if not rundir.guest_file(part, "objdump", arch, config).exists():
-                rundir.write_objdump(part, arch, config, world.disassemble(cfg.ARCHS[arch], ko))
+                rundir.write_objdump(part, arch, config, kernel.disassemble(cfg.ARCHS[arch], ko))
                 messages.say(f"[tpbench] disassembled {ko}")
     return 0
 

@@ -20,7 +20,7 @@ from common import messages
 from runner import config as cfg
 from common import console, disk, matrix, records, rundir
 from common.rundir import RUNNING, runner_gone, runner_identity
-from runner import world
+from runner import kernel, proc, qemu, roots
 
 # 2: an arch column in samples.csv; context.configs keyed "<arch>/<config>".
 # 3: context.profile names the build profile (runs before it were all "tiny"); a run's
@@ -149,8 +149,8 @@ def first_line(e: BaseException) -> str:
 def project_state() -> dict:
     """The checkout that made the run: its commit, whether it had changes, and a hash of the
     module sources that were built."""
-    commit = world.output_of(["git", "-C", str(cfg.REPO), "rev-parse", "HEAD"])
-    status = world.output_of(["git", "-C", str(cfg.REPO), "status", "--porcelain",
+    commit = proc.output_of(["git", "-C", str(cfg.REPO), "rev-parse", "HEAD"])
+    status = proc.output_of(["git", "-C", str(cfg.REPO), "status", "--porcelain",
                               "--untracked-files=no"])
     sources = sorted(p for p in BENCH_MODULE.iterdir() if p.is_file())
     return {"project_commit": commit,
@@ -166,14 +166,14 @@ def host_cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def build_bench_module(kbuild: world.KernelBuild, work: Path, extra=()) -> Path:
+def build_bench_module(kbuild: kernel.KernelBuild, work: Path, extra=()) -> Path:
     """Copies bench-module/ into `work` (a directory of this run's own, never the checkout,
     so two runs at once do not build into one directory) and builds it there."""
     out = work / "tpbench-bench-module"
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(BENCH_MODULE, out, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))
-    world.build_external_module(kbuild, out, extra)
+    kernel.build_external_module(kbuild, out, extra)
     return out / "tpbench.ko"
 
 
@@ -220,8 +220,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for name in close_orphans(data_root) if Path(data_root).is_dir() else []:
         messages.say(f"[tpbench] run {name}: its runner is gone; marked interrupted")
     disk.require_space(data_root, "run", "a run of the matrix")
-    source = world.prepare_source(cfg.KERNELS[kernel_name])
-    compared = [world.prepare_source(cfg.KERNELS[k]) for k in compare_kernels]
+    source = kernel.prepare_source(cfg.KERNELS[kernel_name])
+    compared = [kernel.prepare_source(cfg.KERNELS[k]) for k in compare_kernels]
     run = new_run_dir(data_root, params)
     profiles = [cfg.PROFILES[p] for p in profile_names]
     # (run directory, source, profile): the run's own first, then the further profiles of its
@@ -307,12 +307,12 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "kernel_what": source.kernel.what,
         "other_profiles": other_profiles,
         "other_kernels": other_kernels,
-        "kernel_package": f"{source.kernel.package} {world.package_version(source.kernel)}",
+        "kernel_package": f"{source.kernel.package} {kernel.package_version(source.kernel)}",
         "series_hash": cfg.series_hash(source.kernel),
         "series": [p.name for p in cfg.series_files(source.kernel.patches)],
         **project_state(),
         "run_id_tag": RUN_ID_TAG,
-        "toolchain": {a.name: world.toolchain_versions(cfg.build_params(source.kernel, a), a)
+        "toolchain": {a.name: roots.toolchain_versions(cfg.build_params(source.kernel, a), a)
                       for a in archs},
         "module_params": params.module_args(),
         "requested_accel": accel,
@@ -394,7 +394,7 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
     """One kernel: build (cached), module, boot, parse. Adds its samples to `rows` before
     judging the boot, so a failed guest's samples are kept with the run."""
     tag = f"{arch.name}-{config.name}"
-    kb = world.build_kernel(source, arch, config, profile)
+    kb = kernel.build_kernel(source, arch, config, profile)
     # Scratch of this run alone (module build, initramfs), in the cache, gone afterwards.
     with tempfile.TemporaryDirectory(prefix=f"work-{run.name}-{tag}-", dir=cfg.cache_root()) as tmp:
         ko = build_bench_module(kb, Path(tmp))
@@ -402,13 +402,13 @@ def run_one(source, arch: cfg.ArchParams, config: cfg.KernelConfig, profile: cfg
         measured = rundir.guest_file(run, "module", arch.name, config.name)
         with disk.writing(measured):
             shutil.copy(ko, measured)
-        rundir.write_objdump(run, arch.name, config.name, world.disassemble(arch, ko))
-        helpers = world.kernel_helpers_code(kb, ko)
+        rundir.write_objdump(run, arch.name, config.name, kernel.disassemble(arch, ko))
+        helpers = kernel.kernel_helpers_code(kb, ko)
         if helpers:
             write_atomically(rundir.guest_file(run, "helpers", arch.name, config.name), helpers)
         # The init is a user program: the series' tree builds it for every kernel.
-        init = world.guest_init(world.prepare_source(), arch)
-        initrd = world.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz", init,
+        init = qemu.guest_init(kernel.prepare_source(), arch)
+        initrd = qemu.make_initramfs(Path(tmp) / "initramfs-bench.cpio.gz", init,
                                       {"/tpbench.ko": ko})
         boot_and_record(arch, config, kb, initrd, accel, params, run, context, timeout, rows)
 
@@ -421,7 +421,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     append = "tpbench.mode=bench " + " ".join(f"tpbench.arg={a}" for a in params.module_args())
     with messages.Stage(f"run matrix on {arch.name}/{config.name}"):
         # Straight into the run directory, so an interrupted boot keeps its console.
-        result = world.boot(arch, kb.image, initrd, append, accel, run, tag, timeout=timeout)
+        result = qemu.boot(arch, kb.image, initrd, append, accel, run, tag, timeout=timeout)
     fragments = cfg.fragment_paths(arch, config, kb.profile, kb.kernel.name)
     context["configs"][f"{arch.name}/{config.name}"] = {
         "arch": arch.name,
@@ -462,7 +462,7 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     rows += [dict(arch=arch.name, config=config.name, accel=result.accel, **s) for s in samples]
     write_atomically(run / rundir.SAMPLES, samples_csv(rows))
     rundir.write_context(run, context)
-    failure = world.boot_failure(result, list(ktap.problems) + cut + doctest_problems
+    failure = qemu.boot_failure(result, list(ktap.problems) + cut + doctest_problems
                                  + [f"record check: {p}" for p in record_problems])
     free, _ = disk.free_and_total(run)
     if failure and free < FULL:

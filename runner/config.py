@@ -1,6 +1,6 @@
 """Configuration as data: architectures, kernel configs, accelerators, paths.
 
-Nothing here runs a command; runner.world does that.
+Nothing here runs a command; runner.proc, roots, kernel and qemu do.
 """
 
 import hashlib
@@ -60,7 +60,7 @@ class DebianRoot:
 
     mmdebstrap (a Debian 12 package) makes it from this list alone, so its cache key is
     this list; the root's packages are never installed into the host. Builds, the guest's
-    init, QEMU and objdump of such an architecture run inside it (world.in_root).
+    init, QEMU and objdump of such an architecture run inside it (roots.in_root).
     """
     suite: str
     packages: tuple[str, ...]

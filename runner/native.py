@@ -40,7 +40,7 @@ from elftools.elf.elffile import ELFFile
 from common.arches import MACHINES
 from kelf.rewrites import REWRITE_SECTIONS, THUNKS, indirect_branches, return_thunk
 from common import messages, rundir
-from runner import bench, thunks, world
+from runner import bench, proc, thunks
 from runner import config as cfg
 
 HARNESS_SOURCE = cfg.REPO / "native" / "tpbench_native.c"
@@ -563,14 +563,14 @@ def build_harness(out_dir: Path) -> Path:
     exe = out_dir / f"tpbench_native-{key}"
     if not exe.exists():
         tmp = exe.with_name(exe.name + ".tmp")
-        world.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(tmp), str(HARNESS_SOURCE)])
+        proc.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(tmp), str(HARNESS_SOURCE)])
         tmp.rename(exe)
     return exe
 
 
 def kernel_tsc_hz() -> float | None:
     """The TSC frequency the host kernel detected or refined, from its log, if readable."""
-    log = world.output_of(["dmesg"])
+    log = proc.output_of(["dmesg"])
     found = None
     for m in re.finditer(r"tsc: (?:Refined TSC clocksource calibration: |Detected )"
                          r"([\d.]+) MHz", log):

@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runner import config as cfg  # noqa: E402
-from runner import world  # noqa: E402
+from runner import kernel, qemu  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The variants of the module that captured the KTAP and record fixtures (x86_64, jump labels):
@@ -89,13 +89,13 @@ def accel():
 
 @pytest.fixture(scope="session")
 def source_tree():
-    return world.prepare_source()
+    return kernel.prepare_source()
 
 
 @pytest.fixture(scope="session")
 def kernels(source_tree):
     """Every kernel of KERNELS in TEST_PROFILE, built once (or taken from the cache)."""
-    return {(arch, name): world.build_kernel(source_tree, cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[name],
+    return {(arch, name): kernel.build_kernel(source_tree, cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[name],
                                              cfg.PROFILES[TEST_PROFILE])
             for arch, name in KERNELS}
 
@@ -106,24 +106,24 @@ def built(kernels):
     series' kernels are all built first (as `kernels`), so that a failure shows there."""
     trees, builds = {}, {("series", a, c): kb for (a, c), kb in kernels.items()}
 
-    def build(kernel: str, arch: str, config: str) -> world.KernelBuild:
-        if (kernel, arch, config) not in builds:
-            if kernel not in trees:
-                trees[kernel] = world.prepare_source(cfg.KERNELS[kernel])
-            builds[(kernel, arch, config)] = world.build_kernel(
-                trees[kernel], cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[config],
+    def build(name: str, arch: str, config: str) -> kernel.KernelBuild:
+        if (name, arch, config) not in builds:
+            if name not in trees:
+                trees[name] = kernel.prepare_source(cfg.KERNELS[name])
+            builds[(name, arch, config)] = kernel.build_kernel(
+                trees[name], cfg.ARCHS[arch], cfg.KERNEL_CONFIGS[config],
                 cfg.PROFILES[TEST_PROFILE])
-        return builds[(kernel, arch, config)]
+        return builds[(name, arch, config)]
     return build
 
 
 @pytest.fixture(scope="session")
 def guest_inits(source_tree):
-    return {arch: world.guest_init(source_tree, cfg.ARCHS[arch]) for arch in TEST_ARCHS}
+    return {arch: qemu.guest_init(source_tree, cfg.ARCHS[arch]) for arch in TEST_ARCHS}
 
 
 @pytest.fixture(scope="session")
 def sample_initramfs(guest_inits):
     OUT.mkdir(parents=True, exist_ok=True)
-    return {arch: world.make_initramfs(OUT / f"initramfs-sample-{arch}.cpio.gz", init)
+    return {arch: qemu.make_initramfs(OUT / f"initramfs-sample-{arch}.cpio.gz", init)
             for arch, init in guest_inits.items()}

@@ -5,7 +5,7 @@ import pytest
 from analysis import codegen
 from analysis.codegen import Site
 from runner import config as cfg
-from runner import world
+from runner import kernel
 from tests.conftest import FIXTURES
 
 VARIANTS = ["c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load"]
@@ -340,7 +340,7 @@ def test_a_lazy_site_that_reads_an_argument_while_off_fails_its_check():
     """rust_txn_lazy's disabled path loads nothing beyond its baseline, as the bare site; put
     rust_txn's code (whose three field loads come before the key's test) in its place and the
     check names the loads."""
-    f = codegen.parse_objdump(world.disassemble(cfg.ARCHS["x86_64"], LAZY_KO))
+    f = codegen.parse_objdump(kernel.disassemble(cfg.ARCHS["x86_64"], LAZY_KO))
     codegen.as_loaded(f, return_thunk=False)
     sites = codegen.sites_by_function(LAZY_KO)
     variants = ["rust_base", "rust_trace", "rust_txn_base", "rust_txn", "rust_txn_lazy"]

@@ -18,7 +18,7 @@ import pytest
 from analysis import __main__ as cli
 from analysis import report
 from common import disk, messages, rundir
-from runner import bench, world
+from runner import bench, qemu
 from tests.conftest import FIXTURES
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
@@ -122,11 +122,11 @@ def test_a_run_whose_runner_lives_is_left_alone():
 
 
 def test_a_child_dies_with_the_runner_that_started_it(tmp_path):
-    """A parent starts a long child with world.die_with_parent, as the runner starts QEMU, and
+    """A parent starts a long child with qemu.die_with_parent, as the runner starts QEMU, and
     is killed with SIGKILL: the child does not outlive it."""
     script = ("import subprocess, sys, time\n"
-              "from runner import world\n"
-              "p = subprocess.Popen(['sleep', '60'], preexec_fn=world.die_with_parent)\n"
+              "from runner import qemu\n"
+              "p = subprocess.Popen(['sleep', '60'], preexec_fn=qemu.die_with_parent)\n"
               "print(p.pid, flush=True)\n"
               "time.sleep(60)\n")
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
@@ -227,7 +227,7 @@ def test_a_cache_entry_cut_by_a_full_disk_is_not_taken_for_made(source_tree, tmp
     with tmpfs(tmp_path / "cache", "2m") as cache:
         monkeypatch.setattr(cfg, "cache_root", lambda: cache)
         with pytest.raises((messages.Failure, OSError)):
-            world.guest_init(source_tree, cfg.ARCHS["x86_64"])
+            qemu.guest_init(source_tree, cfg.ARCHS["x86_64"])
         assert [p.name for p in cache.iterdir() if p.name.startswith("init-")] == []
 
 

@@ -7,7 +7,7 @@ from kelf.jump_table import read_jump_table, site_problems
 from common import messages
 from runner import config as cfg
 from common import console
-from runner import world
+from runner import kernel, proc, qemu, roots
 from tests.conftest import ALL_KERNELS, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
 
 EVENT = "rust_sample_loaded"
@@ -64,7 +64,7 @@ def test_rust_sample_fires_its_tracepoint(built, sample_initramfs, accel, kernel
     append = f"tpbench.mode=sample {cfg.KUNIT_OFF}"
     if event == "on":
         append += f" trace_event=rust_sample:{EVENT}"
-    result = world.boot(kb.arch, kb.image, sample_initramfs[arch], append, accel, OUT,
+    result = qemu.boot(kb.arch, kb.image, sample_initramfs[arch], append, accel, OUT,
                         f"sample-{kernel}-{arch}-{name}-event-{event}", timeout=300)
     verdict = console.judge_console(result.console_lines)
     tail = "\n".join(result.console_lines[-15:])
@@ -99,7 +99,7 @@ def selftest_boot(built, guest_inits, accel, arch, name, kernel="series"):
     """One boot per kernel for the kernel's own tests: KUnit runs the doctests before init,
     then the init loads the static key test modules (and a module that does not exist)."""
     if (kernel, arch, name) not in _selftest_boots:
-        _selftest_boots[(kernel, arch, name)] = world.boot_loading_modules(
+        _selftest_boots[(kernel, arch, name)] = qemu.boot_loading_modules(
             built(kernel, arch, name), guest_inits[arch], (*cfg.STATIC_KEY_TESTS, ABSENT_MODULE),
             accel, OUT, f"selftests-{kernel}-{arch}-{name}")
     return _selftest_boots[(kernel, arch, name)]
@@ -111,7 +111,7 @@ def test_kernel_static_key_test_passes(built, guest_inits, accel, kernel, arch, 
     static_branch_likely/unlikely, keys of the module and of another one) follows its key
     both ways; patch 4 changed the asm all of them use. A failure refuses the load (EINVAL)."""
     result, statuses = selftest_boot(built, guest_inits, accel, arch, name, kernel)
-    assert world.boot_failure(result) is None, world.boot_failure(result)
+    assert qemu.boot_failure(result) is None, qemu.boot_failure(result)
     assert statuses == {"test_static_key_base": 0, "test_static_keys": 0, "no_such_module": 2}
 
 
@@ -149,7 +149,7 @@ def test_c_site_in_bench_module(kernels, arch, name):
 @pytest.mark.parametrize("arch", RUST_ARCHS)
 def test_rust_site_in_module_is_a_nop(kernels, arch):
     """In rust_print.ko the Rust call site has one __jump_table entry and holds a NOP."""
-    ko = world.build_sample_module(kernels[(arch, "jump_label")])
+    ko = kernel.build_sample_module(kernels[(arch, "jump_label")])
     entries = read_jump_table(ko)
     assert site_problems(entries, "rust_print_main", f"__tracepoint_{EVENT}") == []
     (site,) = [e for e in entries if e.function and "rust_print_main" in e.function]
@@ -208,11 +208,11 @@ def test_static_branch_unlikely_checks_its_arguments(kernels, tmp_path, name, ke
     (tmp_path / "wrong_key.rs").write_text(WRONG_KEY.replace("KEYTYPE", keytype)
                                            .replace("FIELD", field))
     if compiles:
-        world.build_external_module(kb, tmp_path)
+        kernel.build_external_module(kb, tmp_path)
         assert (tmp_path / "wrong_key.ko").exists()
     else:
         with pytest.raises(messages.Failure, match=r"error\[E0308\]: mismatched types"):
-            world.build_external_module(kb, tmp_path)
+            kernel.build_external_module(kb, tmp_path)
 
 
 def test_rustfmtcheck_passes_on_the_patched_tree(source_tree):
@@ -245,9 +245,10 @@ def test_bindgen_uses_the_pinned_libclang(source_tree, arch, clang):
     header makes libclang print its version."""
     arch = cfg.ARCHS[arch]
     header = source_tree.path / "scripts/rust_is_available_bindgen_libclang.h"
-    proc = world.run(world.in_root(arch, [cfg.TOOLCHAIN["BINDGEN"], header]), env=arch.build_env)
-    assert f"clang version {clang}" in proc.stdout, proc.stdout
-    assert proc.stdout.count("clang version") == 1
+    out = proc.run(roots.in_root(arch, [cfg.TOOLCHAIN["BINDGEN"], header]),
+                   env=arch.build_env).stdout
+    assert f"clang version {clang}" in out, out
+    assert out.count("clang version") == 1
 
 
 def test_guest_init_is_built_with_nolibc_into_its_cache_entry(source_tree, tmp_path, monkeypatch):
@@ -257,11 +258,11 @@ def test_guest_init_is_built_with_nolibc_into_its_cache_entry(source_tree, tmp_p
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
     # An architecture built on the host: a root's would make the whole root in the empty cache.
     arch = cfg.ARCHS[next((a for a in TEST_ARCHS if cfg.ARCHS[a].root is None), "x86_64")]
-    init = world.guest_init(source_tree, arch)
+    init = qemu.guest_init(source_tree, arch)
     with open(init, "rb") as f:
         elf = ELFFile(f)
         assert elf["e_type"] == "ET_EXEC" and not elf.get_section_by_name(".interp")
         assert elf["e_machine"] == {"x86_64": "EM_X86_64", "arm64": "EM_AARCH64",
                                     "arm": "EM_ARM", "riscv64": "EM_RISCV"}[arch.name]
     assert [p.name for p in tmp_path.iterdir()] == [init.parent.name]
-    assert world.guest_init(source_tree, arch) == init      # cached: the same file
+    assert qemu.guest_init(source_tree, arch) == init      # cached: the same file

@@ -12,7 +12,7 @@ import pytest
 from common import console, messages
 from runner import __main__ as cli
 from runner import config as cfg
-from runner import world
+from runner import kernel, proc, qemu, roots
 
 X86 = cfg.ARCHS["x86_64"]
 
@@ -92,13 +92,13 @@ def test_cache_keys_follow_content(tmp_path, monkeypatch):
 
 
 def test_tcg_command_counts_instructions():
-    cmd = world.qemu_command(X86, Path("bz"), Path("rd"), "x=1", "tcg", Path("res"))
+    cmd = qemu.qemu_command(X86, Path("bz"), Path("rd"), "x=1", "tcg", Path("res"))
     assert cmd[:5] == ["qemu-system-x86_64", "-accel", "tcg", "-icount", "shift=0,sleep=off"]
     assert "-no-reboot" in cmd and cmd[-1] == ("console=ttyS0 panic=-1 tpbench.results=ttyS1 "
                                                "noapictimer x=1")
     assert cmd[cmd.index("-serial", cmd.index("-serial") + 1) + 1] == "file:res"
     # The APIC timer is left alone under KVM, where calibrating it costs nothing.
-    kvm = world.qemu_command(X86, Path("bz"), Path("rd"), "x=1", "kvm", Path("res"))
+    kvm = qemu.qemu_command(X86, Path("bz"), Path("rd"), "x=1", "kvm", Path("res"))
     assert kvm[-1] == "console=ttyS0 panic=-1 tpbench.results=ttyS1 x=1"
 
 
@@ -106,7 +106,7 @@ def test_unknown_accel_fails_before_anything_starts(capsys):
     assert cli.main(["sample", "--accel", "warp"]) == 2
     assert "unknown ACCEL 'warp'; valid values: auto, kvm, tcg" in capsys.readouterr().err
     with pytest.raises(ValueError):
-        world.qemu_command(X86, Path("bz"), Path("rd"), "", "auto", Path("res"))
+        qemu.qemu_command(X86, Path("bz"), Path("rd"), "", "auto", Path("res"))
 
 
 def test_unknown_config_and_arch_fail(capsys):
@@ -126,27 +126,27 @@ def fake_qemu(tmp_path, script):
 def test_boot_streams_console_to_log(tmp_path):
     cmd = fake_qemu(tmp_path, "echo 'Linux version 6.12'; echo 'tpbench-init: started'; "
                               "echo 'tpbench-init: done'; echo 'reboot: Restarting system'\n")
-    r = world._boot_once(cmd, tmp_path / "console.log", tmp_path / "res", "tcg", "test", 10, None)
+    r = qemu._boot_once(cmd, tmp_path / "console.log", tmp_path / "res", "tcg", "test", 10, None)
     assert r.reached_init and not r.timed_out and r.returncode == 0
     assert (tmp_path / "console.log").read_text().splitlines()[1] == "tpbench-init: started"
 
 
 def test_boot_timeout_kills_a_hung_guest_and_keeps_the_log(tmp_path):
     cmd = fake_qemu(tmp_path, "echo 'Linux version 6.12'; exec sleep 60\n")
-    r = world._boot_once(cmd, tmp_path / "console.log", tmp_path / "res", "tcg", "test", 1, None)
+    r = qemu._boot_once(cmd, tmp_path / "console.log", tmp_path / "res", "tcg", "test", 1, None)
     assert r.timed_out and not r.reached_init and r.elapsed < 10
     assert (tmp_path / "console.log").read_text() == "Linux version 6.12\n"
 
 
 def test_init_timeout_gives_up_on_a_silent_kvm_guest(tmp_path):
     cmd = fake_qemu(tmp_path, "exec sleep 60\n")
-    r = world._boot_once(cmd, tmp_path / "c.log", tmp_path / "res", "kvm", "probe", 60, 1)
+    r = qemu._boot_once(cmd, tmp_path / "c.log", tmp_path / "res", "kvm", "probe", 60, 1)
     assert r.timed_out and not r.reached_init and r.elapsed < 10
 
 
 def test_failed_command_names_itself(tmp_path):
     with pytest.raises(messages.Failure, match=r"status 3.*\n.*sh -c"):
-        world.run(["sh", "-c", "echo oops; exit 3"], log=tmp_path / "log")
+        proc.run(["sh", "-c", "echo oops; exit 3"], log=tmp_path / "log")
 
 
 def small_tree_and_patch(tmp_path, monkeypatch, patch_body):
@@ -161,7 +161,7 @@ def small_tree_and_patch(tmp_path, monkeypatch, patch_body):
     (patches / "0001-test.patch").write_text(patch_body)
     (patches / "series").write_text("0001-test.patch\n")
     monkeypatch.setattr(cfg.KernelSource, "tarball", property(lambda kernel: tarball))
-    monkeypatch.setattr(world, "debian_version", lambda package, root=None: "0-test")
+    monkeypatch.setattr(roots, "debian_version", lambda package, root=None: "0-test")
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
     return cfg.KernelSource("test", "linux-source-6.12", patches)
 
@@ -188,27 +188,27 @@ diff --git a/README b/README
 
 
 def test_series_is_applied_with_git_am_and_cached(tmp_path, monkeypatch):
-    kernel = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line two"))
-    tree = world.prepare_source(kernel)
+    source = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line two"))
+    tree = kernel.prepare_source(source)
     assert (tree.path / "README").read_text() == "line one\nline 2\n"
     log = subprocess.run(["git", "log", "--format=%s"], cwd=tree.path, text=True,
                          capture_output=True, check=True).stdout.splitlines()
     assert log[0] == "readme: change line two"
-    again = world.prepare_source(kernel)       # cached: same key, same tree, nothing redone
+    again = kernel.prepare_source(source)       # cached: same key, same tree, nothing redone
     assert again == tree
 
 
 def test_patch_that_does_not_apply_is_named_with_its_rejects(tmp_path, monkeypatch):
-    kernel = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line 2 as nobody wrote it"))
+    source = small_tree_and_patch(tmp_path, monkeypatch, PATCH.format(old="line 2 as nobody wrote it"))
     with pytest.raises(messages.Failure, match=r"patch 0001-test.patch does not apply.*README.rej"):
-        world.prepare_source(kernel)
+        kernel.prepare_source(source)
     # Nothing half-made is left where a later run would take it for a good tree.
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("src-")]
 
 
 def test_arm64_command_uses_virt_and_a_virtio_results_console():
     arm = cfg.ARCHS["arm64"]
-    cmd = world.qemu_command(arm, Path("Image"), Path("rd"), "x=1", "tcg", Path("res"))
+    cmd = qemu.qemu_command(arm, Path("Image"), Path("rd"), "x=1", "tcg", Path("res"))
     assert cmd[0] == "qemu-system-aarch64" and "-icount" in cmd
     assert cmd[cmd.index("-M") + 1] == "virt"
     assert "file,id=results,path=res" in cmd and "virtconsole,chardev=results" in cmd
@@ -217,7 +217,7 @@ def test_arm64_command_uses_virt_and_a_virtio_results_console():
 
 def test_kvm_is_refused_for_a_foreign_architecture(tmp_path):
     with pytest.raises(messages.Failure, match="KVM cannot run an arm64 guest on this host"):
-        world.boot(cfg.ARCHS["arm64"], Path("Image"), Path("rd"), "", "kvm", tmp_path, "x")
+        qemu.boot(cfg.ARCHS["arm64"], Path("Image"), Path("rd"), "", "kvm", tmp_path, "x")
 
 
 def test_boot_failure_names_the_reason_and_the_last_lines(tmp_path):
@@ -225,16 +225,16 @@ def test_boot_failure_names_the_reason_and_the_last_lines(tmp_path):
 
     def result(log, timed_out=False):
         lines = (FIXTURES / log).read_text().splitlines()
-        return world.BootResult("tcg", "test", [], tmp_path / "c", tmp_path / "r", True,
+        return qemu.BootResult("tcg", "test", [], tmp_path / "c", tmp_path / "r", True,
                                 timed_out, 0, 1.0, None, lines)
 
-    assert world.boot_failure(result("console-clean-jump_label.log")) is None
-    panic = world.boot_failure(result("console-panic-no-init.log"))
+    assert qemu.boot_failure(result("console-clean-jump_label.log")) is None
+    panic = qemu.boot_failure(result("console-panic-no-init.log"))
     assert panic.startswith("Kernel panic - not syncing: No working init found")
     assert "last console lines:" in panic
-    assert world.boot_failure(result("console-clean-jump_label.log"), ["test 2 failed"]) \
+    assert qemu.boot_failure(result("console-clean-jump_label.log"), ["test 2 failed"]) \
         .startswith("test 2 failed")
-    hung = world.boot_failure(result("console-panic-no-init.log", timed_out=True))
+    hung = qemu.boot_failure(result("console-panic-no-init.log", timed_out=True))
     assert hung.startswith("guest timed out; Kernel panic")
 
 
@@ -242,9 +242,9 @@ def test_qemu_killed_by_a_signal_is_named(tmp_path):
     """A QEMU that dies of a signal (the OOM killer, a kill -9) before the module reported."""
     cmd = fake_qemu(tmp_path, "echo 'Linux version 6.12'; echo 'tpbench-init: started'; "
                               "kill -9 $$\n")
-    r = world._boot_once(cmd, tmp_path / "c.log", tmp_path / "res", "tcg", "test", 10, None)
+    r = qemu._boot_once(cmd, tmp_path / "c.log", tmp_path / "res", "tcg", "test", 10, None)
     assert r.returncode == -9 and not r.timed_out
-    why = world.boot_failure(r)
+    why = qemu.boot_failure(r)
     assert why.startswith("QEMU was killed by signal 9 (SIGKILL) before the module reported; "
                           "init did not finish")
 
@@ -259,20 +259,20 @@ def test_kernel_warnings_during_a_run_fail_it(tmp_path):
                        "watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [insmod:61]"] + log[at:])
     verdict = console.judge_console(bad)
     assert not verdict.ok and len(verdict.trouble) == 2
-    r = world.BootResult("tcg", "test", [], tmp_path / "c", tmp_path / "r", True, False, 0, 1.0,
+    r = qemu.BootResult("tcg", "test", [], tmp_path / "c", tmp_path / "r", True, False, 0, 1.0,
                          None, bad)
-    why = world.boot_failure(r)
+    why = qemu.boot_failure(r)
     assert why.startswith("the kernel reported trouble during the run:\n  WARNING: CPU: 0 PID: 61")
     assert "soft lockup" in why
-    assert world.boot_failure(dataclasses.replace(r, console_lines=log)) is None
+    assert qemu.boot_failure(dataclasses.replace(r, console_lines=log)) is None
 
 
 def test_a_kvm_run_keeps_the_console_name_readme_gives(tmp_path, monkeypatch):
     """With ACCEL=auto and a KVM that boots, the probe is the run: its log is renamed."""
     cmd = fake_qemu(tmp_path, "echo 'tpbench-init: started'; echo 'tpbench-init: done'\n")
-    monkeypatch.setattr(world, "kvm_usable", lambda: (True, "test"))
-    monkeypatch.setattr(world, "qemu_command", lambda *a, **k: cmd)
-    r = world.boot(X86, Path("bz"), Path("rd"), "", "auto", tmp_path, "x86_64-jump_label")
+    monkeypatch.setattr(qemu, "kvm_usable", lambda: (True, "test"))
+    monkeypatch.setattr(qemu, "qemu_command", lambda *a, **k: cmd)
+    r = qemu.boot(X86, Path("bz"), Path("rd"), "", "auto", tmp_path, "x86_64-jump_label")
     assert r.accel == "kvm" and r.console_log == tmp_path / "console-x86_64-jump_label.log"
     assert r.console_log.read_text().startswith("tpbench-init: started")
     assert not (tmp_path / "console-x86_64-jump_label-kvm-probe.log").exists()
@@ -283,26 +283,26 @@ def test_loongarch64_runs_inside_its_debian_root(monkeypatch, tmp_path):
     the checkout, the cache and the temporary directory at their own paths; a host
     architecture's commands are left alone."""
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(world, "debian_root", lambda root: tmp_path / f"root-{root.suite}")
+    monkeypatch.setattr(roots, "debian_root", lambda root: tmp_path / f"root-{root.suite}")
     loong = cfg.ARCHS["loongarch64"]
-    cmd = world.qemu_command(loong, Path("vmlinux"), Path("rd"), "x=1", "tcg", Path("res"))
+    cmd = qemu.qemu_command(loong, Path("vmlinux"), Path("rd"), "x=1", "tcg", Path("res"))
     assert cmd[:5] == ["unshare", "--mount", "--propagation", "private", "--"]
     sep = cmd.index("--", 5)
-    assert cmd[5:sep] == ["/bin/sh", str(world.ENTER_ROOT), str(tmp_path / "root-trixie"),
+    assert cmd[5:sep] == ["/bin/sh", str(roots.ENTER_ROOT), str(tmp_path / "root-trixie"),
                           *sorted({str(cfg.REPO), str(tmp_path / "cache"), tempfile.gettempdir()})]
-    qemu = cmd[sep + 1:]
-    assert qemu[0] == "qemu-system-loongarch64" and qemu[qemu.index("-net") + 1] == "none"
-    assert qemu[-1] == "console=ttyS0 panic=-1 tpbench.results=ttyS1 x=1"
-    assert world.in_root(cfg.ARCHS["x86_64"], ["true", Path("x")]) == ["true", "x"]
+    guest = cmd[sep + 1:]
+    assert guest[0] == "qemu-system-loongarch64" and guest[guest.index("-net") + 1] == "none"
+    assert guest[-1] == "console=ttyS0 panic=-1 tpbench.results=ttyS1 x=1"
+    assert roots.in_root(cfg.ARCHS["x86_64"], ["true", Path("x")]) == ["true", "x"]
     assert loong.build_env == {"LIBCLANG_PATH": cfg.TRIXIE_ROOT.libclang_path}
     assert cfg.ARCHS["riscv64"].build_env == {"LIBCLANG_PATH": cfg.LIBCLANG_PATH}
 
 
 def test_a_root_without_mmdebstrap_names_the_fix(monkeypatch, tmp_path):
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr(world.shutil, "which", lambda name: None)
+    monkeypatch.setattr(roots.shutil, "which", lambda name: None)
     with pytest.raises(messages.Failure, match="mmdebstrap not found.*make deps"):
-        world.debian_root(cfg.TRIXIE_ROOT)
+        roots.debian_root(cfg.TRIXIE_ROOT)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -370,9 +370,9 @@ def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
     assert "selects JUMP_LABEL" in mainline.why_impossible("arm64", "no_jump_label")
     assert mainline.why_impossible("arm64", "jump_label") is None
     assert cfg.KERNELS["series"].why_impossible("arm64", "no_jump_label") is None
-    source = world.SourceTree(tmp_path, "key", mainline)
+    source = kernel.SourceTree(tmp_path, "key", mainline)
     with pytest.raises(messages.Failure, match=r"no mainline/arm64/no_jump_label kernel, as 7\.3"):
-        world.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
+        kernel.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
 
 
 def test_the_debian_13_root_pins_the_qemu_that_runs_mainline_loongarch64():
@@ -396,14 +396,14 @@ def test_two_processes_take_turns_at_one_build(tmp_path):
     started, holder = multiprocessing.Event(), None
 
     def hold():
-        with world.locked(lock):
+        with proc.locked(lock):
             started.set()
             time.sleep(0.5)
             (tmp_path / "built").write_text("")
     holder = multiprocessing.Process(target=hold)
     holder.start()
     assert started.wait(10)
-    with world.locked(lock):
+    with proc.locked(lock):
         assert (tmp_path / "built").exists()
     holder.join()
 
@@ -414,12 +414,12 @@ def test_a_build_says_how_far_it_got(tmp_path, capsys):
     log = tmp_path / "tpbench-build.log"
     log.write_text("$ make -C src O=build\n  CC      kernel/cpu.o\n  AS      arch/x86/entry/entry.o\n"
                    "  LD [M]  drivers/net/x.ko\n  RUSTC L rust/co")
-    progress = world.BuildProgress(log, 2000)
+    progress = kernel.BuildProgress(log, 2000)
     assert progress.describe() == "3 of about 2000 kbuild steps, in drivers/net"
     with open(log, "a") as f:
         f.write("re.o\n  CC      mm/slub.o\n")
     assert progress.describe() == "5 of about 2000 kbuild steps, in mm/slub.o"
-    assert world.BuildProgress(log, None).describe() == "5 kbuild steps, in mm/slub.o"
+    assert kernel.BuildProgress(log, None).describe() == "5 kbuild steps, in mm/slub.o"
     ticker = messages.Progress("build x", lambda: "1 step", tty=False)
     assert ticker.every == 30.0
     ticker.every = 0.05

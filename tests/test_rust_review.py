@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from common import messages
-from runner import bench, world
+from runner import bench, kernel, proc
 from runner import config as cfg
 from tests.conftest import TEST_ARCHS
 
@@ -28,7 +28,7 @@ def review_outputs(kb, step: str, inputs, run) -> Path:
     if (entry / "done").exists():
         messages.say(f"[tpbench] {step}: cached at {entry}")
         return entry
-    with world.staged(entry) as out:
+    with proc.staged(entry) as out:
         with messages.Stage(f"{step} in a copy of {kb.build.name}"):
             run(copy_of(kb, out / "scratch"), out)
         shutil.rmtree(out / "scratch")
@@ -36,7 +36,7 @@ def review_outputs(kb, step: str, inputs, run) -> Path:
     return entry
 
 
-def copy_of(kb, tmp_path) -> world.KernelBuild:
+def copy_of(kb, tmp_path) -> kernel.KernelBuild:
     """The build, copied: a make with other flags there leaves the cached one as it was."""
     dst = tmp_path / "build"
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -54,13 +54,13 @@ def test_clippy_has_nothing_to_say_about_the_series(kernels, name):
     """The kernel crate (jump_label.rs, tracepoint.rs and lib.rs of the series), the
     rust_print sample and the benchmark module, built with CLIPPY=1: no warning at all."""
     def clippy(kb, out):
-        world.kbuild_make(kb.src, kb.build, "rust/", "samples/rust/", arch=kb.arch,
+        kernel.kbuild_make(kb.src, kb.build, "rust/", "samples/rust/", arch=kb.arch,
                           log=out / "clippy.log", extra=CLIPPY)
         ko = bench.build_bench_module(kb, out / "scratch" / "module", extra=CLIPPY)
         shutil.copy(ko.parent / "tpbench-build.log", out / "module-clippy.log")
     module = sorted(bench.BENCH_MODULE.iterdir())
     out = review_outputs(kernels[("x86_64", name)], "clippy",
-                         [world.output_of(["/usr/bin/clippy-driver", "--version"]).encode(),
+                         [proc.output_of(["/usr/bin/clippy-driver", "--version"]).encode(),
                           *(p.name.encode() + p.read_bytes() for p in module if p.is_file())],
                          clippy)
     text = (out / "clippy.log").read_text()
@@ -76,7 +76,7 @@ RUSTDOC_PAGES = ("jump_label/macro.static_branch_unlikely.html", "macro.declare_
 @pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
 def test_rustdoc_documents_the_new_macros(kernels):
     def rustdoc(kb, out):
-        world.kbuild_make(kb.src, kb.build, "rustdoc", arch=kb.arch, log=out / "rustdoc.log")
+        kernel.kbuild_make(kb.src, kb.build, "rustdoc", arch=kb.arch, log=out / "rustdoc.log")
         doc = kb.build / "Documentation/output/rust/rustdoc/kernel"
         for page in RUSTDOC_PAGES:
             if (doc / page).exists():
@@ -137,7 +137,7 @@ def test_a_tp_proto_mismatch_is_not_caught(kernels, tmp_path, name):
     (tmp_path / "mismatch_main.rs").write_text(MISMATCH)
     (tmp_path / "Kbuild").write_text("ccflags-y += -I$(src)\nobj-m := mismatch.o\n"
                                      "mismatch-y := mismatch_main.o tpbench_events.o\n")
-    world.build_external_module(kernels[("x86_64", name)], tmp_path)
+    kernel.build_external_module(kernels[("x86_64", name)], tmp_path)
     log = (tmp_path / "tpbench-build.log").read_text()
     assert (tmp_path / "mismatch.ko").exists() and warnings(log) == []
 
@@ -148,7 +148,7 @@ def test_review_outputs_are_kept_only_for_a_step_that_finished(tmp_path, monkeyp
     monkeypatch.setenv("TPBENCH_CACHE", str(tmp_path / "cache"))
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "vmlinux").write_text("built")
-    kb = world.KernelBuild(cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"],
+    kb = kernel.KernelBuild(cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"],
                            cfg.PROFILES["distro"], tmp_path,
                            tmp_path / "build", "key-1")
     calls = []
