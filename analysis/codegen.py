@@ -7,25 +7,18 @@ objdump-<arch>-<config>.txt.gz).
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from common.objdump import (CALLS, Function, Insn, is_call, parse_objdump,  # noqa: F401
+                            strip_comment)
 from kelf.jump_table import NOPS, read_jump_table
-
-_FUNC = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
-# x86 objdump shows the bytes ("66 90 "), arm64 and riscv64 the instruction as a number
-# ("d503201f ", and "c509 " for a 16-bit compressed riscv instruction).
-_INSN = re.compile(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+|[0-9a-f]{8} |[0-9a-f]{4} )\s*\t(\S+)\s*(.*)$")
-_RELOC = re.compile(r"^\s*([0-9a-f]+): (R_\w+)\t(\S+)$")
-_TARGET = re.compile(r"(?:^|[ ,])([0-9a-f]+) <")
 
 # Branch classes of x86_64, arm64, riscv64, arm and loongarch64 mnemonics; older binutils
 # print the x86 ones with a `q` suffix (callq, jmpq, retq).
 UNCONDITIONAL = {"jmp", "jmpq", "b", "j"}
 INDIRECT_JUMPS = {"br", "jr"}        # arm64, riscv64, loongarch64; x86 writes `jmp *%reg`
-# loongarch64's objdump writes its returns `ret` and other register jumps `jr`: a `jirl`
-# left is a call (pcaddu18i + jirl, as riscv's auipc + jalr).
-CALLS = {"call", "callq", "bl", "blr", "jal", "jalr", "blx", "jirl"}
+# Calls are common.objdump's CALLS (Insn.text names a call's target).
 ARM64_CONDITIONAL = {"cbz", "cbnz", "tbz", "tbnz"}
 # riscv64 compares registers in the branch itself; the ones against zero decide on the
 # key's count of 0.
@@ -43,7 +36,6 @@ RISCV_STORES = {"sb", "sh", "sw", "sd"}
 # loongarch64 loads ("ld.w $a1, $a0, 8"): the base register is the second operand.
 LOONGARCH_LOADS = {"ld.b", "ld.bu", "ld.h", "ld.hu", "ld.w", "ld.wu", "ld.d", "ldptr.w",
                    "ldptr.d"}
-_SECTION = re.compile(r"^Disassembly of section (\S+):$")
 
 
 def is_jump(m: str) -> bool:
@@ -71,10 +63,6 @@ def arm_conditional_return(m: str, ops: str) -> str | None:
     return None
 
 
-def is_call(m: str) -> bool:
-    return m in CALLS
-
-
 def is_return(m: str, ops: str = "") -> bool:
     """x86's and arm64's ret; arm's `bx lr`, or a pop that loads pc."""
     return m.startswith("ret") or (m == "bx" and ops.strip() == "lr") or (
@@ -98,101 +86,6 @@ def loads_data(insn: "Insn") -> bool:
 
 
 LOOP_PREFIX = "tpbench_"
-
-
-def strip_comment(ops: str) -> str:
-    """Operands without objdump's comment: x86 "   # 4a5 <sym>", riscv64 " # 4a5 <sym>",
-    arm64 "  // b.any", arm "	@ 0x4"; an arm64 immediate ("#0x1") is kept."""
-    return re.sub(r"(\s+[#@]\s|\s*//).*$", "", ops).strip()
-
-
-@dataclass
-class Insn:
-    addr: int
-    raw: bytes
-    mnemonic: str
-    operands: str
-    reloc: str | None = None     # symbol a relocation in this instruction names
-    call_reloc: bool = False     # that relocation is riscv64's call to the symbol
-    reloc_type: str = ""         # the relocation's type (R_LARCH_GOT_PC_LO12, ...)
-
-    @property
-    def text(self) -> str:
-        """The instruction, with a call's real target or the symbol a relocation names."""
-        if self.reloc and is_call(self.mnemonic):
-            return f"{self.mnemonic} {self.reloc}"
-        ops = strip_comment(self.operands)
-        return f"{self.mnemonic} {ops}".strip() + (f"  [{self.reloc}]" if self.reloc else "")
-
-    @property
-    def target(self) -> int | None:
-        m = _TARGET.search(self.operands)
-        return int(m.group(1), 16) if m else None
-
-    @property
-    def end(self) -> int:
-        return self.addr + len(self.raw)
-
-
-@dataclass
-class Function:
-    name: str
-    start: int
-    insns: list[Insn] = field(default_factory=list)
-    section: str = ".text"
-
-    def at(self, addr: int) -> int:
-        for i, insn in enumerate(self.insns):
-            if insn.addr == addr:
-                return i
-        raise KeyError(f"{self.name}: no instruction at {addr:#x}")
-
-
-def parse_objdump(text: str) -> dict[str, Function]:
-    """Functions of `objdump -dr --insn-width=16` output, relocations attached."""
-    funcs: dict[str, Function] = {}
-    current = None
-    section = ".text"
-    for line in text.splitlines():
-        m = _SECTION.match(line)
-        if m:
-            section, current = m.group(1), None
-            continue
-        m = _FUNC.match(line)
-        if m and m.group(2).startswith(".L"):
-            continue     # riscv64 objdump labels the local labels inside a function
-        if m:
-            current = Function(m.group(2), int(m.group(1), 16), section=section)
-            funcs[current.name] = current
-            continue
-        if current is None:
-            continue
-        m = _INSN.match(line)
-        if m:
-            hexes = m.group(2).strip()
-            raw = bytes.fromhex(hexes.replace(" ", ""))
-            if " " not in hexes:
-                raw = raw[::-1]      # a number: memory order is little-endian
-            insn = Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip())
-            # riscv64 calls with auipc (which has the relocation) and jalr: the call is
-            # the jalr, and its target the auipc's symbol.
-            if insn.mnemonic in ("jalr", "jirl") and current.insns and current.insns[-1].call_reloc:
-                insn.reloc = current.insns[-1].reloc
-            current.insns.append(insn)
-            continue
-        m = _RELOC.match(line)
-        if m and current.insns:
-            sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
-            offset = int(m.group(1), 16)
-            if m.group(2) == "R_ARM_ABS32" and offset >= current.insns[-1].end:
-                # objdump prints zero literal words after the code as "..." and only
-                # their relocations: a word that holds the symbol's address.
-                current.insns.append(Insn(offset, bytes(4), ".word", "0x00000000"))
-            current.insns[-1].reloc = sym
-            current.insns[-1].reloc_type = m.group(2)
-            current.insns[-1].call_reloc = m.group(2).startswith(("R_RISCV_CALL",
-                                                                 "R_LARCH_CALL36"))
-    return funcs
 
 
 def kernel_functions(text: str) -> dict[str, Function]:

@@ -38,8 +38,9 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from common.arches import MACHINES
+from kelf.jump_table import functions_by_section
 from kelf.rewrites import REWRITE_SECTIONS, THUNKS, indirect_branches, return_thunk
-from common import messages, rundir
+from common import messages, objdump, rundir
 from runner import bench, proc, thunks
 from runner import config as cfg
 
@@ -233,10 +234,8 @@ def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
         raise ModuleError(f"{path}: a module without .text or .symtab; rebuild it with make bench")
     text_index = elf.get_section_index(".text")
     sections = {i: s.name for i, s in enumerate(elf.iter_sections())}
-    functions = {}
-    for sym in symtab.iter_symbols():
-        if sym["st_shndx"] == text_index and sym["st_info"]["type"] == "STT_FUNC":
-            functions[sym.name] = (sym["st_value"], sym["st_size"])
+    functions = {name: (value, size)
+                 for value, size, name in functions_by_section(elf).get(text_index, [])}
     relocs = []
     rela = elf.get_section_by_name(".rela.text")
     for r in rela.iter_relocations() if rela is not None else ():
@@ -269,15 +268,17 @@ def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
     return code
 
 
-_BRANCH = re.compile(r"^\s*([0-9a-f]+):\s+(?:call|j[a-z]+)\s+([0-9a-f]+) <")
+_DIRECT = re.compile(r"([0-9a-f]+) <")     # a direct target, first of the operands
 
 
 def direct_branches(path: Path) -> list[tuple[int, int]]:
-    """(offset, target) of every direct call and jump in .text, from objdump."""
-    listing = subprocess.run(["objdump", "-d", "-j", ".text", "--no-show-raw-insn", str(path)],
+    """(offset, target) of every direct call and jump in .text, from the host's objdump."""
+    listing = subprocess.run(["objdump", "-d", "--insn-width=16", "-j", ".text", str(path)],
                              capture_output=True, text=True).stdout
-    return [(int(m.group(1), 16), int(m.group(2), 16))
-            for m in map(_BRANCH.match, listing.splitlines()) if m]
+    return [(i.addr, int(m.group(1), 16))
+            for f in objdump.parse_objdump(listing).values() for i in f.insns
+            if (i.mnemonic.startswith("j") or objdump.is_call(i.mnemonic))
+            and (m := _DIRECT.match(i.operands))]
 
 
 def loop_symbol(variant: str) -> str:
