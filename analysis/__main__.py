@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis import load
+from analysis import words
 from analysis import answer, codegen, compare, cover, figures, plots, report, size, stats, validate, verdict
 from common import disk, rundir
 from common.messages import Failure
@@ -48,7 +50,7 @@ def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
 
 
 def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
-    context, samples = report.load_run(run, allow_incomplete)
+    context, samples = load.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     failed = False
     for (arch, config), ko in rundir.guest_files(run, "module").items():
@@ -103,7 +105,7 @@ def tagged(run: Path, kind: str) -> dict[str, str]:
             for (arch, config), p in rundir.guest_files(run, kind).items()}
 
 
-def analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.DataFrame]:
+def analysed(run: Path, allow_incomplete: bool) -> tuple[load.Analysed, pd.DataFrame]:
     """One profile's run directory read and summarised (summary.csv written beside it), and
     its samples."""
     main, samples = read_analysed(run, allow_incomplete)
@@ -112,34 +114,34 @@ def analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.Dat
     return main, samples
 
 
-def read_analysed(run: Path, allow_incomplete: bool) -> tuple[report.Analysed, pd.DataFrame]:
+def read_analysed(run: Path, allow_incomplete: bool) -> tuple[load.Analysed, pd.DataFrame]:
     """One profile's run directory read and summarised, nothing written into it."""
-    context, samples = report.load_run(run, allow_incomplete)
+    context, samples = load.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     paths = {k: [line.split("\t") for line in v.splitlines()]
              for k, v in tagged(run, "paths").items()}
-    return report.Analysed(run, context, summary, paths), samples
+    return load.Analysed(run, context, summary, paths), samples
 
 
-def verdict_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
+def verdict_rows(a: load.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
     """The verdict rows of one analysed run directory (one profile, one kernel)."""
     return verdict.verdict(a.summary, samples, a.paths, verdict.native_reps(a.context),
-                           report.profile_of(a.context), report.kernel_of(a.context),
+                           load.profile_of(a.context), load.kernel_of(a.context),
                            verdict.host_thunk(a.context))
 
 
 def host_return_words(context: dict) -> str:
     """The host kernel's return, for a figure's title: "plain ret" or the thunk's symbol."""
-    return report.thunk_label(verdict.host_thunk(context)).replace("`", "")
+    return words.thunk_label(verdict.host_thunk(context)).replace("`", "")
 
 
-def thunk_rows(a: report.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
+def thunk_rows(a: load.Analysed, samples: pd.DataFrame) -> pd.DataFrame:
     """Each site's native cost under each return thunk, of one analysed run directory."""
-    return verdict.thunk_costs(samples, report.load_thunk_samples(a.run),
+    return verdict.thunk_costs(samples, load.load_thunk_samples(a.run),
                                verdict.host_thunk(a.context), verdict.native_reps(a.context),
                                a.context.get("units", {}).get("native", stats.NATIVE_UNIT),
-                               report.profile_of(a.context),
-                               report.kernel_of(a.context))
+                               load.profile_of(a.context),
+                               load.kernel_of(a.context))
 
 
 def cmd_report(run: Path, allow_incomplete: bool) -> int:
@@ -152,7 +154,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
               if key[1] == "jump_label"}
     # Figures are made anew: none of an earlier analysis may stay behind.
     shutil.rmtree(run / "plots", ignore_errors=True)
-    plots.render(samples, summary, run / "plots", report.profile_of(context))
+    plots.render(samples, summary, run / "plots", load.profile_of(context))
     # One row per site, profile and kernel, for a reader and for comparing two runs.
     reps = verdict.native_reps(context)
     rows = [verdict_rows(a, s) for a, s in [(main, samples), *rest]]
@@ -163,11 +165,11 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
                             ignore_index=True)
     disk.write_atomically(run / "thunks.csv", thunk_table.to_csv(
         index=False, float_format="%.4f", lineterminator="\n"))
-    profile = report.profile_of(context)
+    profile = load.profile_of(context)
     title = (f"Extra instructions per disabled site, build profile {profile}, QEMU TCG -icount "
              f"(run {context['run_id']})")
     figures.headline(table, profile, title, run / "plots" / "headline.png")
-    mine = table[(table.profile == profile) & (table.kernel == report.kernel_of(context))]
+    mine = table[(table.profile == profile) & (table.kernel == load.kernel_of(context))]
     figures.driver(mine, f"Disabled sites as drivers write them, build profile {profile}, "
                    "QEMU TCG -icount", run / "plots" / "driver.png")
     figures.size({k: g for k, g in growth.items() if g},
@@ -184,14 +186,14 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
                        "a point per process and placement, the median a bar",
                        run / "plots" / "native.png")
     # The detail pages, made anew beside the run.
-    pages_dir = run / report.PAGES_DIR
+    pages_dir = run / words.PAGES_DIR
     shutil.rmtree(pages_dir, ignore_errors=True)
     with disk.writing(pages_dir):
         pages_dir.mkdir()
     checks = tagged(run, "checks")
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)
-                                     & (thunk_table.kernel == report.kernel_of(context))])
+                                     & (thunk_table.kernel == load.kernel_of(context))])
     for name, text in pages.items():
         disk.write_atomically(pages_dir / f"{name}.md", text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
@@ -233,7 +235,7 @@ def write_cover_letter(context: dict, region: str) -> None:
     holds it now (another revision's run would quote other code)."""
     series = (SERIES / "series").read_text().split()
     measured = context.get("series", [])
-    if report.kernel_of(context) != "series" or measured != series[:len(measured)]:
+    if load.kernel_of(context) != "series" or measured != series[:len(measured)]:
         print(f"cover letter: left as it is (run {context['run_id']} measured another "
               "revision of the series)")
         return

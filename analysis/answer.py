@@ -12,8 +12,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import stats
-from analysis.report import (PAGES, PAGES_DIR, kernel_of, profile_of, reproduce_command,
-                             thunk_label, tool_words)
+from analysis.report import PAGES
+from analysis.load import kernel_of, profile_of
+from analysis.pages.method import reproduce_command
+from analysis.words import PAGES_DIR, thunk_label, tool_words
 from kelf.rewrites import THUNKS
 
 CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))

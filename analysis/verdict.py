@@ -6,7 +6,8 @@ import re
 
 import pandas as pd
 
-from analysis import report, sites, stats
+from analysis import sites, stats
+from analysis.pages import driver as driver_page
 from kelf.rewrites import THUNKS
 from common import matrix
 
@@ -18,7 +19,7 @@ SITES = (("one argument", "C", "c_trace"), ("one argument", "Rust", "rust_trace"
          ("16 in a row", "C", "c_dense"), ("16 in a row", "Rust", "rust_dense"))
 
 # The driver-like sites, each with the bare site of its language.
-ARGUMENT_BARE = {variant: bare for _, variant, bare in report.ARGUMENT_SITES}
+ARGUMENT_BARE = {variant: bare for _, variant, bare in driver_page.ARGUMENT_SITES}
 
 COLUMNS = ["arch", "config", "profile", "kernel", "site_kind", "language", "variant",
            "instructions_per_site", "taken_per_site", "argument_loads", "calls_while_off", "native_median",

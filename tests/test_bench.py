@@ -214,8 +214,9 @@ def per_call(run, arch, config, state):
     counter ticks once per instruction (every repetition then gives the same sample); else
     (loongarch64's ticks once per 10) the analysis's slope, which identifies the count."""
     if cfg.ARCHS[arch].counter_period > 1:
-        from analysis import report, stats
-        summary = stats.summarize(*report.load_run(run, allow_incomplete=False)[1:])
+        from analysis import stats
+        from analysis.load import load_run
+        summary = stats.summarize(*load_run(run, allow_incomplete=False)[1:])
         mine = summary[(summary.arch == arch) & (summary.config == config)
                        & (summary.state == state)]
         return {r.variant: r.per_call for r in mine.itertuples()}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from analysis import load
 from analysis import __main__ as cli
-from analysis import report
 from common import disk, messages, rundir
 from runner import bench, qemu
 from tests.conftest import FIXTURES
@@ -106,7 +106,7 @@ def test_a_run_whose_runner_is_gone_is_named_interrupted(tmp_path):
     (run / "samples.csv").write_text((FIXTURES / "run-short" / "samples.csv").read_text())
     with pytest.raises(SystemExit, match=r"incomplete \(interrupted: its runner \(pid \d+\) "
                                          "ended without closing the run"):
-        report.load_run(run, allow_incomplete=False)
+        load.load_run(run, allow_incomplete=False)
     assert bench.close_orphans(tmp_path / "data") == [run.name]
     assert json.loads((run / "context.json").read_text())["incomplete_reason"].startswith(
         "interrupted: its runner")
@@ -183,7 +183,7 @@ def test_a_runner_killed_mid_guest_takes_its_guest_with_it(kernels, tmp_path):
     assert not qemu_processes(str(run)), "QEMU outlived its runner"
     # Whatever the run had when it was killed, make report names it interrupted.
     with pytest.raises((SystemExit, Exception), match="interrupted: its runner"):
-        report.load_run(run, allow_incomplete=False)
+        load.load_run(run, allow_incomplete=False)
     assert run.name in bench.close_orphans(data)
 
 

@@ -3,7 +3,8 @@ checked on a committed run that has a panel without Rust (32-bit arm on 6.12).""
 
 import re
 
-from analysis import plots, report, stats
+from analysis import load
+from analysis import plots, stats
 from runner import config as cfg
 
 RUN = cfg.REPO / "data" / "20261205T145944Z-ad642d1"
@@ -24,7 +25,7 @@ def gnuplot_blocks(text: str) -> list[str]:
 
 
 def test_each_scaling_line_is_titled_with_the_variant_it_draws(tmp_path):
-    _, samples = report.load_run(RUN, allow_incomplete=False)[:2]
+    _, samples = load.load_run(RUN, allow_incomplete=False)[:2]
     summary = stats.summarize(samples)
     meta = plots.write_data(stats.guest(samples), stats.guest(summary), tmp_path)
     script = plots.script(meta, "pngcairo", "png")

@@ -8,6 +8,11 @@ import subprocess
 import pandas as pd
 import pytest
 
+from analysis import load
+from analysis.pages import driver as driver_page
+from analysis.pages import mainline as mainline_page
+from analysis.pages import method as method_page
+from analysis.pages import recording as recording_page
 from analysis import __main__ as cli
 from analysis import report, stats
 from common import rundir
@@ -26,9 +31,9 @@ def run(tmp_path):
 
 def render(run, context=None):
     """The run's detail pages, joined: what REPORT.md's links lead to."""
-    ctx, samples = report.load_run(run, allow_incomplete=True)
+    ctx, samples = load.load_run(run, allow_incomplete=True)
     if context is not None:
-        ctx, _ = report.normalize(context, samples)
+        ctx, _ = load.normalize(context, samples)
     summary = stats.summarize(samples)
     checks = {f"{a}-{c}": p.read_text() for (a, c), p in rundir.guest_files(run, "checks").items()}
     pages = report.pages(run, summary, ctx, checks, run.parent.parent)
@@ -60,7 +65,7 @@ def test_incomplete_run_is_refused_unless_asked(run):
     ctx["complete"], ctx["incomplete_reason"] = False, "guest timed out"
     (run / "context.json").write_text(json.dumps(ctx))
     with pytest.raises(SystemExit, match="incomplete.*ALLOW_INCOMPLETE=1"):
-        report.load_run(run, allow_incomplete=False)
+        load.load_run(run, allow_incomplete=False)
     text, _ = render(run, ctx)
     assert "**INCOMPLETE RUN**: guest timed out" in text
 
@@ -166,7 +171,7 @@ def test_schema_1_run_is_still_read():
     """The first committed run predates the arch column; it reads as x86_64."""
     from runner import config as cfg
     old = cfg.REPO / "data" / "20261203T090759Z-9e4b6dc"
-    ctx, samples = report.load_run(old, allow_incomplete=False)
+    ctx, samples = load.load_run(old, allow_incomplete=False)
     assert ctx["schema_version"] == 1 and set(samples.arch) == {"x86_64"}
     assert set(ctx["configs"]) == {"x86_64/jump_label", "x86_64/no_jump_label"}
     s = stats.guest(stats.summarize(samples)).set_index(["arch", "config", "state", "variant"])
@@ -261,7 +266,7 @@ def test_a_run_without_a_native_stage_says_so(native_run, monkeypatch):
 
 
 def test_native_rows_stay_out_of_the_guest_tables(native_run):
-    ctx, samples = report.load_run(native_run, allow_incomplete=False)
+    ctx, samples = load.load_run(native_run, allow_incomplete=False)
     summary = stats.summarize(samples, units=ctx["units"])
     text = report.pages(native_run, summary, ctx, {}, native_run.parent.parent)["guest"]
     guest_part = text[text.index("## Every variant"):text.index("## Figures")]
@@ -278,7 +283,7 @@ def test_doctest_checks_say_what_each_config_ran():
         "arm64/jump_label": {},
         "arm/jump_label": {"fragments": {"arm-base.config": "CONFIG_MMU=y\n"}},
     }}
-    assert report.doctest_checks(context) == [
+    assert method_page.doctest_checks(context) == [
         "- x86_64/jump_label: the kernel crate's doctests (KUnit at boot): 117 passed, 0 failed, "
         "0 skipped; the series' examples: `rust/kernel/tracepoint.rs:30` ok.",
         "- arm64/jump_label: this run did not record the kernel crate's doctests.",
@@ -296,7 +301,7 @@ def test_counter_ticks_become_instructions_by_the_period_the_run_recorded():
     samples = pd.DataFrame({"arch": ["loongarch64", "x86_64", "x86_64"],
                             "config": ["jump_label"] * 3, "accel": ["tcg", "tcg", "native"],
                             "cycles": [7, 7, 7]})
-    assert list(report.in_instructions(ctx, samples).cycles) == [70, 7, 7]
+    assert list(load.in_instructions(ctx, samples).cycles) == [70, 7, 7]
     assert list(samples.cycles) == [7, 7, 7]       # the input is left as it was
 
 
@@ -391,7 +396,7 @@ def record_run(tmp_path, dumps):
 
 def test_the_report_states_the_record_check_it_made(tmp_path):
     dumps = (FIXTURES / "records-x86_64-jump_label.txt").read_text().splitlines()
-    words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, dumps)))
+    words = recording_page.record_words(recording_page.record_check(tmp_path, record_run(tmp_path, dumps)))
     assert "in each of the 1 guests, each variant's 20 calls left exactly the records" in words
     assert words.endswith("780 records in all with the events on, 0 with them off.")
 
@@ -399,13 +404,13 @@ def test_the_report_states_the_record_check_it_made(tmp_path):
 def test_a_failed_record_check_is_reported_as_failed(tmp_path):
     dumps = (FIXTURES / "records-x86_64-jump_label.txt").read_text().splitlines()
     dumps.remove(next(line for line in dumps if line.endswith("tpbench_hit: i=7")))
-    words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, dumps)))
+    words = recording_page.record_words(recording_page.record_check(tmp_path, record_run(tmp_path, dumps)))
     assert words.startswith("The record check **failed**: 1 problems, the first: "
                             "x86_64/jump_label: events on: c_trace's 20 calls left 19 records")
 
 
 def test_a_run_without_trace_dumps_says_the_records_were_not_read(tmp_path):
-    words = report.record_words(report.record_check(tmp_path, record_run(tmp_path, [])))
+    words = recording_page.record_words(recording_page.record_check(tmp_path, record_run(tmp_path, [])))
     assert words.startswith("The records were not read back in this run")
 
 
@@ -418,7 +423,7 @@ def test_a_run_without_trace_dumps_says_the_records_were_not_read(tmp_path):
 ])
 def test_a_difference_between_kernels_is_split_into_the_compilers_part_and_the_kernels(
         series, middle, other, words):
-    assert report.cause(series, middle, other) == words
+    assert mainline_page.cause(series, middle, other) == words
 
 
 @pytest.mark.parametrize("others, words", [
@@ -427,18 +432,18 @@ def test_a_difference_between_kernels_is_split_into_the_compilers_part_and_the_k
     ([("tiny", ["x86_64"]), ("mainline", ["x86_64", "arm64"])], "tiny=x86_64"),
 ])
 def test_reproduce_gives_each_further_run_its_architectures(others, words):
-    assert report.compare_archs_words(["x86_64", "arm64"], others) == words
+    assert method_page.compare_archs_words(["x86_64", "arm64"], others) == words
 
 
 def test_the_arguments_advice_follows_the_loads_counted():
     """What a driver author is told to write comes from the argument loads each Rust form left
     on the disabled paths, and a lazy form that still loads is called out, not praised."""
-    words = report.advice_on_arguments({"rust_txn": [3, 3, 0], "rust_txn_lazy": [0, 0, 0]})
+    words = driver_page.advice_on_arguments({"rust_txn": [3, 3, 0], "rust_txn_lazy": [0, 0, 0]})
     assert words[0].startswith("What to write: `rust_txn` loads its arguments on the disabled "
                                "path in 2 of the 3 kernels measured, `rust_txn_lazy` in none.")
-    bad = report.advice_on_arguments({"rust_txn": [3], "rust_txn_lazy": [1]})
+    bad = driver_page.advice_on_arguments({"rust_txn": [3], "rust_txn_lazy": [1]})
     assert bad[0].startswith("**`rust_txn_lazy` still loads arguments on 1 of 1")
-    assert report.advice_on_arguments({"rust_txn": [3]}) == []
+    assert driver_page.advice_on_arguments({"rust_txn": [3]}) == []
 
 
 def test_the_verdict_has_a_row_per_site_with_its_spread_between_processes():
@@ -587,9 +592,9 @@ def test_the_expected_counts_agree_with_the_committed_run():
     checked = 0
     for directory in cli.profile_runs(run):
         context = json.loads((directory / "context.json").read_text())
-        if report.kernel_of(context) != "series":
+        if load.kernel_of(context) != "series":
             continue
-        table = expected_counts.EXPECTED[report.profile_of(context)]
+        table = expected_counts.EXPECTED[load.profile_of(context)]
         summary = pd.read_csv(directory / "summary.csv")
         summary = summary[summary.accel == "tcg"].set_index(
             ["arch", "config", "state", "variant"]).per_call

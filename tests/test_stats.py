@@ -163,7 +163,7 @@ def test_a_run_without_a_baseline_says_so():
 def ticked_run(cost, tick=10, overhead=37, ns=(0, 1, 10, 100, 1000, 10000), reps=31):
     """Samples as loongarch64's stable counter gives them under -icount: truncated reads of
     a clock that ticks once per `tick` instructions, at whatever phase each sample starts,
-    already multiplied by the tick (as report.in_instructions does)."""
+    already multiplied by the tick (as load.in_instructions does)."""
     rng = np.random.default_rng(7)
     rows = []
     for n in ns:
