@@ -377,10 +377,12 @@ def test_native_stage_on_the_fresh_modules(two_runs):
     run = two_runs[1]
     host, _ = native.host_thunk()
     rows = native.measure_run(run, shifts=(0, 16))
-    ctx = json.loads((run / "context.json").read_text())
+    # The native stage keeps its own files (native.json, native-samples.csv); rundir reads
+    # them together with the guests'.
+    ctx = rundir.context(run)
     assert ctx["complete"] is True and ctx["units"]["native"] in ("TSC ticks", "cycles")
     assert ctx["native_about"]["host_thunk"]["name"] == host
-    samples = stats.native(stats.pd.read_csv(run / "samples.csv")).assign(thunk=host)
+    samples = stats.native(rundir.samples(run)).assign(thunk=host)
     if host is None:
         # A host whose thunk this loader does not know: every variant is refused, by name.
         assert rows == [] and samples.empty
