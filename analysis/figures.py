@@ -92,7 +92,7 @@ def headline(table: pd.DataFrame, profile: str, title: str, out: Path) -> Path:
     height = 0.8 / len(WRITERS)
     script = [f"set terminal pngcairo noenhanced size 1100,{160 + 44 * len(rows)} {FONT}",
               f"set output {quoted(out.name)}", "set grid xtics lc rgb '#dddddd'",
-              f"set multiplot layout 1,2 title {quoted(title)} margins 0.12,0.98,0.2,0.86 "
+              f"set multiplot layout 1,2 title {quoted(title)} margins 0.15,0.98,0.2,0.86 "
               "spacing 0.03"]
     for k, (config, config_title) in enumerate(CONFIG_TITLES):
         drawn, notes = [], []
