@@ -292,7 +292,7 @@ class KeyState:
         # arm: `ldr rN, [pc, #k]` from a literal word that holds the key's address.
         words = {i.addr: i for i in f.insns if i.mnemonic == ".word"}
         self.base |= {reg(operands(i)[0]) for i in f.insns
-                      if i.mnemonic == "ldr" and "[pc" in i.operands and i.target in words
+                      if literal_load(i) and i.target in words
                       and is_key_symbol(words[i.target].reloc)}
         self.count: set[str] = set()
         self.flags: dict[str, bool] | None = None
