@@ -1,4 +1,4 @@
-"""The native stage on real modules measured by an earlier committed run: loading,
+"""The native stage on real modules of earlier runs (tests/fixtures: runs/, modules/): loading,
 relocation, the harness, and every kind of bad input. Timing values are never
 asserted here; only what holds on any x86_64 host."""
 
@@ -10,8 +10,9 @@ import pytest
 from common import messages, rundir
 from runner import native, thunks
 from runner import config as cfg
+from tests.conftest import FIXTURES
 
-OLD_RUN = cfg.REPO / "data" / "20261203T093356Z-9e4b6dc"
+OLD_RUN = FIXTURES / "runs" / "seven-variants"
 KO = OLD_RUN / "tpbench-x86_64-jump_label.ko"
 # The variants that run had (it predates c_base and rust_base).
 OLD_VARIANTS = ["c_empty", "rust_empty", "c_trace", "rust_trace", "rust_helper", "rust_load",
@@ -126,8 +127,7 @@ def test_the_rewrites_follow_the_thunk():
 def test_a_cpu_that_enforces_ibt_gets_its_endbr64_sealed_as_the_kernel_seals_them():
     """On an IBT host the kernel writes `osp nopl (%rax)` over each endbr64 that
     .ibt_endbr_seal lists; the loader writes the same, and nothing else moves."""
-    ko = cfg.REPO / "data" / "20261203T093356Z-9e4b6dc" / "tpbench-x86_64-jump_label.ko"
-    code = native.read_module(ko)
+    code = native.read_module(KO)
     sealed = [off for section, off in code.patched_at_load if section == ".ibt_endbr_seal"]
     assert sealed
     text = bytearray(code.text)
@@ -238,12 +238,12 @@ def test_running_twice_adds_nothing_twice(tmp_path):
 
 # --- a module of the distro profile: code the kernel rewrites at load ------------------------
 
-DISTRO_RUN = cfg.REPO / "data" / "20261205T044818Z-5b1599c"
+DISTRO_RUN = FIXTURES / "runs" / "distro"
 DISTRO_KO = DISTRO_RUN / "tpbench-x86_64-jump_label.ko"
 
 
 def variants_in(code):
-    """The variants a committed module has: one from before a variant was added lacks it."""
+    """The variants a module has: one from before a variant was added lacks it."""
     return [v for v in native.bench.VARIANTS if f"tpbench_{v}" in code.functions]
 
 
@@ -365,8 +365,7 @@ def test_an_unknown_host_thunk_refuses_the_host_figures_and_says_why(tmp_path, m
     assert set(forced.thunk) == set(native.THUNKS)
 
 
-MAINLINE_NJL_KO = (cfg.REPO / "data" / "20261205T104733Z-ad642d1" / "mainline"
-                   / "tpbench-x86_64-no_jump_label.ko")
+MAINLINE_NJL_KO = FIXTURES / "modules" / "mainline-7.3.4" / "tpbench-x86_64-no_jump_label.ko"
 
 
 def test_a_variant_that_calls_the_kernels_helper_is_refused_by_name():

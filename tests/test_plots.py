@@ -1,13 +1,14 @@
 """The figures say what they plot: each line's title is the variant whose samples it draws,
-checked on a committed run that has a panel without Rust (32-bit arm on 6.12)."""
+checked on a real run cut to a fixture (runs/five-arches) that has a panel without Rust
+(32-bit arm on 6.12)."""
 
 import re
 
 from analysis import load
 from analysis import plots, stats
-from runner import config as cfg
+from tests.conftest import FIXTURES
 
-RUN = cfg.REPO / "data" / "20261205T145944Z-ad642d1"
+RUN = FIXTURES / "runs" / "five-arches"
 
 
 def gnuplot_blocks(text: str) -> list[str]:

@@ -170,7 +170,7 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
 def test_schema_1_run_is_still_read():
     """The first committed run predates the arch column; it reads as x86_64."""
     from runner import config as cfg
-    old = cfg.REPO / "data" / "20261203T090759Z-9e4b6dc"
+    old = FIXTURES / "runs" / "schema-1"
     ctx, samples = load.load_run(old, allow_incomplete=False)
     assert ctx["schema_version"] == 1 and set(samples.arch) == {"x86_64"}
     assert set(ctx["configs"]) == {"x86_64/jump_label", "x86_64/no_jump_label"}

@@ -1,12 +1,12 @@
-"""Bytes per site, from a committed run's real module (x86_64, CONFIG_JUMP_LABEL=y)."""
+"""Bytes per site, from a real module of an earlier run (x86_64, tiny, CONFIG_JUMP_LABEL=y)."""
 import subprocess
 from pathlib import Path
 
 from analysis import codegen, size
 from analysis.codegen import Insn
 
-KO = Path(__file__).resolve().parent.parent / "data" / "20261203T194548Z-198fdfd" / \
-    "tpbench-x86_64-jump_label.ko"
+KO = (Path(__file__).resolve().parent / "fixtures" / "modules" / "tiny-2026-12-03"
+      / "tpbench-x86_64-jump_label.ko")
 
 
 def test_function_sizes_agree_with_nm():

@@ -1,5 +1,6 @@
 """analysis refuses a damaged run with one message naming the file, the line and the
-problem: damaged copies of a real committed samples.csv, through the real command."""
+problem: damaged copies of a real samples.csv (tests/fixtures/runs/distro), through
+the real command."""
 
 import gzip
 import shutil
@@ -10,12 +11,16 @@ from analysis import __main__ as cli
 from analysis import validate
 from common import arches
 from runner import config as cfg
+from tests.conftest import FIXTURES
 
-REAL = cfg.REPO / "data" / "20261203T132800Z-baddec1"
+REAL = FIXTURES / "runs" / "distro"
 
 
 @pytest.fixture
-def run(tmp_path):
+def run(tmp_path, monkeypatch):
+    # A damage the checks miss must not reach the checkout's REPORT.md or cover letter.
+    monkeypatch.setattr(cli, "REPO", tmp_path)
+    monkeypatch.setattr(cli, "SERIES", tmp_path / "patches")
     dst = tmp_path / "run"
     dst.mkdir()
     for name in ("context.json", "samples.csv"):
@@ -27,6 +32,12 @@ def damage(run, edit):
     path = run / "samples.csv"
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(edit(lines)))
+
+
+def with_variant(line: str, variant: str) -> str:
+    fields = line.split(",")
+    fields[3] = variant
+    return ",".join(fields)
 
 
 def refused(run, capsys) -> str:
@@ -46,7 +57,7 @@ def test_the_real_run_is_sound():
     (lambda ls: ls[:7] + [ls[7].rsplit(",", 1)[0] + ",12.5\n"] + ls[8:], "line 8: cycles='12.5' is not"),
     (lambda ls: ls[:7] + [ls[7].rsplit(",", 1)[0] + ",-3\n"] + ls[8:], "line 8: cycles='-3' is not a non-negative"),
     (lambda ls: ls[:9] + [ls[9].replace("disabled", "paused")] + ls[10:], "line 10: unknown state 'paused'"),
-    (lambda ls: ls[:9] + [ls[9].replace("c_empty", "go_trace")] + ls[10:], "line 10: unknown variant 'go_trace'"),
+    (lambda ls: ls[:9] + [with_variant(ls[9], "go_trace")] + ls[10:], "line 10: unknown variant 'go_trace'"),
     (lambda ls: ls[:3] + [ls[2]] + ls[3:], "line 4: the same sample as line 3"),
     (lambda ls: [ls[0].replace("cycles", "ticks")] + ls[1:], "line 1: header"),
     (lambda ls: ls[:1], "a header and no samples"),
