@@ -61,6 +61,7 @@ NATIVE_KEYS = ("native", "native_about")
 GUEST_FILES = {
     "module": ("tpbench-", ".ko"),               # the module measured
     "console": ("console-", ".log"),
+    "probe": ("console-", "-kvm-probe.log"),     # the console of a KVM try that fell back
     "results": ("results-", ".txt"),             # the results channel: KTAP and records
     "helpers": ("kernel-helpers-", ".txt"),      # objdump of the kernel's helpers it calls
     "objdump": ("objdump-", ".txt.gz"),          # objdump -dr of the module, by its binutils
@@ -70,20 +71,32 @@ GUEST_FILES = {
 }
 
 
-def guest_file(run: Path, kind: str, arch: str, config: str) -> Path:
+def named_file(directory: Path, kind: str, name: str) -> Path:
+    """The file of `kind` for a boot called `name`: "<arch>-<config>" in a run directory,
+    anything for the sample boots under out/."""
     prefix, suffix = GUEST_FILES[kind]
-    return Path(run) / f"{prefix}{arch}-{config}{suffix}"
+    return Path(directory) / f"{prefix}{name}{suffix}"
+
+
+def guest_file(run: Path, kind: str, arch: str, config: str) -> Path:
+    return named_file(run, kind, f"{arch}-{config}")
+
+
+def kind_of(name: str) -> str | None:
+    """The kind of a file name: of the kinds whose prefix and suffix it has, the most
+    specific (codegen-checks- before codegen-, -kvm-probe.log before .log)."""
+    fits = [(len(prefix) + len(suffix), kind) for kind, (prefix, suffix) in GUEST_FILES.items()
+            if name.startswith(prefix) and name.endswith(suffix)]
+    return max(fits)[1] if fits else None
 
 
 def guest_of(name: str, kind: str) -> tuple[str, str] | None:
     """(arch, config) of a file name of `kind`, or None for a name of another kind. Schema 1
     runs were x86_64 alone and left the architecture out of the names."""
+    if kind_of(name) != kind:
+        return None
     prefix, suffix = GUEST_FILES[kind]
-    if not (name.startswith(prefix) and name.endswith(suffix)):
-        return None
     stem = name[len(prefix):-len(suffix)]
-    if kind == "listing" and stem.startswith("checks-"):
-        return None
     for arch in NAMES:
         if stem.startswith(arch + "-"):
             return arch, stem[len(arch) + 1:]

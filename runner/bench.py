@@ -1,6 +1,7 @@
 """The run matrix: build the benchmark module for each kernel, boot, collect samples.
 
-Writes data/<run-id>/ (console-<config>.log, samples.csv, context.json).
+Writes data/<run-id>/ (each guest's console, results and module, samples.csv, context.json;
+common/rundir.py names them).
 Statistics are analysis/'s job; this only records what the guest measured.
 """
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import console, disk
+from common import console, disk, rundir
 from common.messages import Failure, Stage, say
 from runner import config as cfg
 from runner.kernel import KernelBuild, SourceTree
@@ -247,7 +247,8 @@ def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: st
     if accel not in cfg.ACCELS:
         raise Failure(f"unknown accelerator {accel!r}; valid values: {', '.join(cfg.ACCELS)}")
     outdir.mkdir(parents=True, exist_ok=True)
-    results = outdir / f"results-{name}.txt"
+    results = rundir.named_file(outdir, "results", name)
+    console_log = rundir.named_file(outdir, "console", name)
     if accel == "tcg":
         chosen, reason = "tcg", "requested (ACCEL=tcg)"
     elif accel == "kvm":
@@ -263,13 +264,12 @@ def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: st
         ok, why = kvm_usable()
         if ok:
             cmd = qemu_command(arch, image, initrd, append, "kvm", results)
-            probe = _boot_once(cmd, outdir / f"console-{name}-kvm-probe.log", results, "kvm",
+            probe = _boot_once(cmd, rundir.named_file(outdir, "probe", name), results, "kvm",
                                "auto: KVM tried first", timeout, kvm_probe_timeout)
             if probe.reached_init:
                 # The probe was the run: its log gets the name every other run's has.
-                final = outdir / f"console-{name}.log"
-                probe.console_log.rename(final)
-                return dataclasses.replace(probe, console_log=final)
+                probe.console_log.rename(console_log)
+                return dataclasses.replace(probe, console_log=console_log)
             how = (f"did not reach init within {kvm_probe_timeout:.0f} s" if probe.timed_out
                    else f"QEMU was killed by {killed_by(probe.returncode)} before init"
                    if killed_by(probe.returncode)
@@ -280,4 +280,4 @@ def boot(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: st
         else:
             chosen, reason = "tcg", f"auto: {why}; using TCG"
     cmd = qemu_command(arch, image, initrd, append, chosen, results)
-    return _boot_once(cmd, outdir / f"console-{name}.log", results, chosen, reason, timeout, None)
+    return _boot_once(cmd, console_log, results, chosen, reason, timeout, None)
