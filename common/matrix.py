@@ -5,7 +5,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-LIST = Path(__file__).resolve().parent.parent / "bench-module" / "tpbench_variants.h"
+MODULE = Path(__file__).resolve().parent.parent / "bench-module"
+LIST = MODULE / "tpbench_variants.h"
+TESTS = MODULE / "ktap-tests.tsv"
 
 
 class TableError(Exception):
@@ -105,3 +107,23 @@ def reference_of(variant: str) -> str | None:
         return None
     return next((v.name for v in VARIANT_TABLE if v.language == "C" and v.event == me.event
                  and v.sites == me.sites), None)
+
+
+def parse_tests(text: str, origin: str = str(TESTS)) -> dict[str, str]:
+    """The module's KTAP tests, name -> what it checks, from ktap-tests.tsv's lines."""
+    tests = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, tab, what = line.partition("\t")
+        if not tab or not re.fullmatch(r"[a-z][a-z0-9_]*", name) or not what.strip():
+            raise TableError(f"{origin} line {number}: expected a test name, a tab and what it "
+                             f"checks, not {line!r}")
+        if name in tests:
+            raise TableError(f"{origin} line {number}: {name} is listed twice")
+        tests[name] = what.strip()
+    return tests
+
+
+def module_tests() -> dict[str, str]:
+    return parse_tests(TESTS.read_text())

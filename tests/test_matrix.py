@@ -83,3 +83,25 @@ def test_the_module_tables_expand_the_same_list(rust):
                 for v in matrix.VARIANT_TABLE if rust or v.language == "C"]
     assert variants == expected
     assert states == list(matrix.STATES)
+
+
+def test_every_ktap_test_the_module_reports_is_described_and_no_other():
+    """bench-module/ktap-tests.tsv describes what tpbench_main.c reports: each literal
+    report(..., "name") and timing_<state> for each state."""
+    main_c = (matrix.MODULE / "tpbench_main.c").read_text()
+    reported = set(re.findall(r'\breport\([^;]*?,\s*"([a-z0-9_]+)"\)', main_c))
+    assert 'snprintf(name, sizeof(name), "timing_%s", state);' in main_c
+    reported |= {f"timing_{state}" for state in matrix.STATES}
+    assert set(matrix.module_tests()) == reported
+
+
+@pytest.mark.parametrize("line, words", [
+    ("key_off_no_hits with no tab", "expected a test name, a tab"),
+    ("Key_Off\tcapitals", "expected a test name, a tab"),
+    ("key_off_no_hits\t ", "expected a test name, a tab"),
+    ("a\tone\na\ttwo", "line 3: a is listed twice"),
+])
+def test_a_damaged_test_list_is_refused_by_line(line, words):
+    with pytest.raises(matrix.TableError, match=words) as e:
+        matrix.parse_tests("# comment\n" + line, "ktap-tests.tsv")
+    assert "ktap-tests.tsv line" in str(e.value)

@@ -2,28 +2,9 @@
 
 from pathlib import Path
 
-
 from analysis.load import kernel_of, profile_of
 from analysis.words import PAGE_TO_RUN
 from common import console, matrix, rundir
-
-
-# What each of the module's KTAP tests checks, by name; a run's report lists the tests its
-# results files report, so it never describes a check that run did not make.
-KTAP_TESTS = {
-    "rust_static_branch_follows_key": "the Rust static branch follows the key (off, on with a "
-                                      "probe registered, off again)",
-    "key_off_no_hits": "with a probe attached and the key forced off, no variant's site calls it",
-    "no_probe_no_hits": "with no probe attached, the probe counts no hits (a check that cannot "
-                        "fail: nothing counts without a probe; later runs replace it)",
-    "probe_sees_every_call": "with the probe attached, every firing variant delivers exactly N "
-                             "hits with the right arguments",
-    "timing_disabled": "the timing with the tracepoint disabled completed and fit the buffer",
-    "timing_enabled": "the timing with the tracepoint enabled completed and fit the buffer",
-    "timing_recording": "the module's events were on (enabled in tracefs by the guest's "
-                        "init) when it was asked to time them recording, and the timing "
-                        "completed and fit the buffer",
-}
 
 
 def module_checks(run: Path) -> list[str]:
@@ -35,6 +16,8 @@ def module_checks(run: Path) -> list[str]:
             seen.setdefault(name, []).append(status)
     if not seen:
         return ["- The run's results files report no KTAP tests of the module."]
+    # Described from bench-module/ktap-tests.tsv; only the tests the run reported are listed.
+    tests = matrix.module_tests()
     out = [f"- The module's own KTAP tests, as the {len(files)} results files of this run "
            "report them:"]
     for name, statuses in seen.items():
@@ -42,7 +25,7 @@ def module_checks(run: Path) -> list[str]:
                  f"the {len(statuses)} configs that ran it (a module without Rust has no such "
                  "test)")
         verdict = f"ok in {where}" if set(statuses) == {"ok"} else "**failed** in some config"
-        out.append(f"  - `{name}`: {KTAP_TESTS.get(name, 'no description')}; {verdict}.")
+        out.append(f"  - `{name}`: {tests.get(name, 'no description')}; {verdict}.")
     return out
 
 
