@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import stats
+from analysis.stats import fmt
 from analysis.report import PAGES
 from analysis.load import kernel_of, profile_of
 from analysis.pages.method import reproduce_command
@@ -22,7 +22,6 @@ CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump l
 SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
 
 
-fmt = stats.fmt
 
 
 def and_list(words: list[str]) -> str:

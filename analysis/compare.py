@@ -6,6 +6,8 @@ no longer overlap, since within them a second run of the same code lands anywher
 
 import pandas as pd
 
+from analysis import stats
+
 KEY = ["arch", "config", "profile", "kernel", "variant"]
 EXACT = (("instructions_per_site", "instructions per site"),
          ("argument_loads", "argument loads while off"),
@@ -37,7 +39,7 @@ def changes(new: pd.DataFrame, old: pd.DataFrame) -> list[str]:
         ra, rb = a.loc[key], b.loc[key]
         for column, words in EXACT:
             if column in ra and column in rb and not same(ra[column], rb[column]):
-                out.append(f"{name}: {words} {fmt(rb[column])} -> {fmt(ra[column])}")
+                out.append(f"{name}: {words} {cell(rb[column])} -> {cell(ra[column])}")
         out += native_change(name, ra, rb)
     out += [f"new: {w}" for w in panel_words(k for k in a.index if k not in b.index)]
     out += [f"gone: {w}" for w in panel_words(k for k in b.index if k not in a.index)]
@@ -77,9 +79,11 @@ def thunk_changes(new: pd.DataFrame, old: pd.DataFrame) -> list[str]:
     return out
 
 
-def fmt(x) -> str:
+def cell(x) -> str:
+    """A cell of either run: "none" where it has no value, text as it is, a number as the
+    report prints it."""
     if x is None or (not isinstance(x, str) and pd.isna(x)):
         return "none"
     if isinstance(x, str):
         return x or "none"
-    return f"{x:g}"
+    return stats.fmt(x)

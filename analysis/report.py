@@ -17,7 +17,8 @@ from analysis.pages.paths import explained
 from analysis.pages.profiles import profiles_section
 from analysis.pages.recording import record_check, record_words, recording_section
 from analysis.pages.size import size_section
-from analysis.words import PAGES_DIR, PAGE_TO_RUN, STATE_ORDER, fmt, profile_words, span
+from analysis.stats import fmt
+from analysis.words import PAGES_DIR, PAGE_TO_RUN, STATE_ORDER, profile_words, span
 from common import matrix, rundir
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import stats
+from analysis.stats import fmt
 from analysis.load import kernel_of, profile_of
 from kelf.rewrites import THUNKS
 from common import matrix
@@ -65,7 +65,6 @@ def toolchain_words(context: dict, arch: str) -> str:
                                  for key in ("gcc", "rustc", "bindgen")) if w)
 
 
-fmt = stats.fmt
 
 
 def ci(lo: float, hi: float) -> str:

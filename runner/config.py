@@ -47,6 +47,7 @@ DEBIAN_PACKAGES = (
     "libclang-14-dev", "flex", "bison", "bc", "libelf-dev", "libssl-dev",
     "cpio", "xz-utils", "git", "qemu-system-x86",
     "python3", "python3-pytest", "python3-pyelftools", "python3-pandas", "python3-numpy",
+    "python3-pyflakes",   # tests/test_layout.py: no unused import or undefined name
     "gnuplot-nox",      # every plot and figure
     "python3-ply", "python3-git",   # checkpatch's spdxcheck.py
     "rustfmt-web", "rust-web-clippy",   # rustfmtcheck and CLIPPY=1, of rustc-web's version

@@ -96,7 +96,6 @@ def test_cover_letter_is_measured_from_the_committed_run():
     it names the run REPORT.md names, the series of that run being the one in patches/."""
     import json
     from analysis import cover
-    from runner import config as cfg
     text = (cfg.PATCHES / "0000-cover-letter.patch").read_text()
     run_id = re.search(r"^Measured by tpbench run (\S+) ", text, re.M).group(1)
     assert run_id == committed_run_id()
@@ -120,14 +119,12 @@ def committed_run_id() -> str:
 
 def committed_page(name: str) -> str:
     """A detail page of the committed run."""
-    from runner import config as cfg
     return (cfg.REPO / "data" / committed_run_id() / "report" / f"{name}.md").read_text()
 
 
 def committed_report() -> str:
     """REPORT.md as committed, whatever a local `make bench` has since written over it: the
     tests about the committed run read the committed run and its report."""
-    from runner import config as cfg
     proc = subprocess.run(["git", "-C", str(cfg.REPO), "show", "HEAD:REPORT.md"],
                           capture_output=True, text=True)
     if proc.returncode != 0:    # not a git checkout (an unpacked tarball): the file is it
@@ -139,8 +136,6 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
     """REPORT.md is exactly what the analysis makes of the committed run it names, and so
     are the run's codegen outputs, made again from its committed modules: a change to the
     walker or the checks cannot leave either stale."""
-    import re
-    from runner import config as cfg
     committed = committed_report()
     run_id = committed_run_id()
     original = cfg.REPO / "data" / run_id
@@ -169,7 +164,6 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path, monkeypatch):
 
 def test_schema_1_run_is_still_read():
     """The first committed run predates the arch column; it reads as x86_64."""
-    from runner import config as cfg
     old = FIXTURES / "runs" / "schema-1"
     ctx, samples = load.load_run(old, allow_incomplete=False)
     assert ctx["schema_version"] == 1 and set(samples.arch) == {"x86_64"}
@@ -307,7 +301,6 @@ def test_counter_ticks_become_instructions_by_the_period_the_run_recorded():
 
 def report_archs() -> list[str]:
     """The architectures of the committed run's own kernel and profile, from its verdict."""
-    from runner import config as cfg
     table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
     return list(dict.fromkeys(table[(table.kernel == "series")
                                     & (table.profile == "distro")].arch))
@@ -450,7 +443,6 @@ def test_the_verdict_has_a_row_per_site_with_its_spread_between_processes():
     """verdict.csv of the committed run: instructions per site exact, the driver-like site's
     argument loads, and natively the median and range over the five processes (rounds), not
     the fastest alone."""
-    from runner import config as cfg
     run_id = committed_run_id()
     table = pd.read_csv(cfg.REPO / "data" / run_id / "verdict.csv")
     row = table.set_index(["arch", "config", "profile", "kernel", "variant"]).loc
@@ -493,7 +485,6 @@ def links(text: str) -> list[str]:
 
 
 def test_every_relative_link_of_the_report_and_its_pages_resolves():
-    from runner import config as cfg
     run = cfg.REPO / "data" / committed_run_id()
     documents = [cfg.REPO / "REPORT.md", cfg.REPO / "README.md",
                  *(cfg.REPO / "docs").glob("*.md"), *(run / "report").glob("*.md")]
@@ -515,7 +506,6 @@ def test_a_native_site_within_the_noise_is_not_resolved():
 def test_the_verdict_names_the_functions_a_disabled_site_calls():
     """mainline without jump labels reads the key's count through a call; the helper's site
     calls the helper; the series' sites call nothing."""
-    from runner import config as cfg
     table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv",
                         keep_default_na=False)
     row = table.set_index(["arch", "config", "profile", "kernel", "variant"]).loc
@@ -530,7 +520,6 @@ def test_the_headline_figure_draws_what_the_verdict_holds():
     """Each bar of the headline figure is a verdict row of the headline profile; rows without
     a site (32-bit arm's Rust in 6.12) are named, not drawn as zero."""
     from analysis import figures
-    from runner import config as cfg
     table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
     rows = figures.headline_rows(table, "distro")
     assert rows[0] == ("x86_64", "series") and ("arm", "series") in rows
@@ -586,7 +575,6 @@ def test_compare_names_every_native_figure_one_run_lacks():
 def test_the_expected_counts_agree_with_the_committed_run():
     """tests/expected_counts.py, which make test holds fresh guests to, says what the committed
     run measured: every count of each profile the run has, for each panel it ran."""
-    from runner import config as cfg
     from tests import expected_counts
     run = cfg.REPO / "data" / committed_run_id()
     checked = 0
@@ -612,7 +600,6 @@ def test_each_answer_holds_for_every_row_of_the_site_table():
     """The Answer's ranges and counts are over every kernel and build the tables show, not
     the run's own alone (issue 32): the helper's range, each site that costs otherwise than
     the series' distro build, the argument loads over every kernel."""
-    from runner import config as cfg
     text = committed_report()
     answer = text.split("## Answer")[1].split("\n## ")[0]
     lines = {line[:2]: line for line in answer.splitlines() if line[:1].isdigit()}
@@ -647,7 +634,6 @@ def test_the_layout_answer_names_every_row_of_16_sites_in_a_row_where_the_counts
     build and architecture whose C and Rust sites run as many instructions among 16 in a row
     is named beside its C and Rust figures of branches taken per site, read from
     verdict.csv; one whose counts differ is not named there."""
-    from runner import config as cfg
     answer = committed_report().split("## Answer")[1].split("\n## ")[0]
     line = next(x for x in answer.splitlines() if "Without jump labels, where the counts tie" in x)
     table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
@@ -685,7 +671,7 @@ def test_the_layout_table_says_why_a_native_cell_is_empty():
 
 
 def answer_fmt(x: float) -> str:
-    from analysis.answer import fmt
+    from analysis.stats import fmt
     return fmt(x)
 
 
@@ -724,7 +710,6 @@ def test_the_scope_names_each_compiler_the_counter_and_what_is_missing():
     assert "clang 14.0.6 (riscv64)" in rows["compilers"] and "CC_IS_CLANG" in rows["compilers"]
     assert "loongarch64's counter ticks once per 10 instructions" in rows["guest"]
     import json
-    from runner import config as cfg
     run = cfg.REPO / "data" / committed_run_id()
     main = json.loads((run / "context.json").read_text())
     for sub in [p for p in run.iterdir() if (p / "context.json").exists()]:

@@ -5,7 +5,7 @@ from collections import Counter
 import pandas as pd
 
 from analysis import sites, stats
-from analysis.words import fmt
+from analysis.stats import fmt
 from common import matrix
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import sites, stats
-from analysis.words import fmt
+from analysis.stats import fmt
 
 
 # The sites of the driver-like event, each beside the bare site of its language.

@@ -7,7 +7,8 @@ import pandas as pd
 from analysis import sites, stats
 from analysis.plots import ordered
 from analysis.pages.paths import explain_pair
-from analysis.words import STATE_ORDER, call_path_words, ci, fmt, thunk_words
+from analysis.stats import fmt
+from analysis.words import STATE_ORDER, call_path_words, ci, thunk_words
 from kelf.rewrites import no_return_thunk
 
 

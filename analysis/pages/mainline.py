@@ -5,7 +5,8 @@ import pandas as pd
 from analysis import codegen, sites, stats
 from analysis.load import Analysed, kernel_of
 from analysis.pages.profiles import SITE_KINDS
-from analysis.words import PAGE_TO_RUN, counted_words, fmt, possessive, signed, toolchain_words
+from analysis.stats import fmt
+from analysis.words import PAGE_TO_RUN, counted_words, possessive, signed, toolchain_words
 
 
 # The series' tree built by mainline's compilers: beside the series and mainline it splits

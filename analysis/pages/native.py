@@ -7,7 +7,8 @@ import pandas as pd
 from analysis import stats
 from analysis.plots import ordered
 from analysis.pages.guest import instruction_check
-from analysis.words import PAGE_TO_RUN, ci, fmt, native_hz, thunk_words
+from analysis.stats import fmt
+from analysis.words import PAGE_TO_RUN, ci, native_hz, thunk_words
 
 
 def native_section(run: Path, summary: pd.DataFrame, context: dict) -> list[str]:

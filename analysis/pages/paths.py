@@ -3,7 +3,7 @@
 import pandas as pd
 
 from analysis import sites, stats
-from analysis.words import fmt
+from analysis.stats import fmt
 
 
 def explained(paths: dict[str, list[list[str]]], summary: pd.DataFrame) -> list[str]:

@@ -2,7 +2,8 @@
 
 from analysis import sites, stats
 from analysis.load import Analysed
-from analysis.words import PAGE_TO_RUN, counted_words, fmt, profile_words
+from analysis.stats import fmt
+from analysis.words import PAGE_TO_RUN, counted_words, profile_words
 
 
 # The site kinds the profiles are compared on: C's and Rust's site of each, and the helper.

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 
-from analysis.words import fmt
+from analysis.stats import fmt
 
 
 def size_section(run: Path, sizes: dict, rel: Path) -> list[str]:
