@@ -715,6 +715,89 @@ def merge_samples(path: Path, rows: list[dict], done: set, columns) -> None:
                            if path.suffix == ".gz" else text)
 
 
+def schedule(modules: list[tuple[ModuleCode, str, str]], variants: list[str], kinds: list,
+             host: str | None, host_why: str) -> tuple[list, dict, dict]:
+    """What to time: (Planned, thunk, rewrites, is_host) per module and return thunk of
+    `kinds` ((thunk, rewrites, is_host), the host's first); the variants refused under the
+    host's thunk, by "<arch>/<config>", and those refused under a forced one, by
+    "<arch>/<config>/<thunk>". The forced thunks time THUNK_VARIANTS alone."""
+    todo, refused, thunk_refused = [], {}, {}
+    for code, arch, config in modules:
+        tag = f"{arch}/{config}"
+        if host is None:
+            refused[tag] = {v: f"the host's kernel returns through a thunk this loader does "
+                               f"not know ({host_why}); the thunks timed beside stand in"
+                            for v in variants}
+        for thunk, rewrites, is_host in kinds:
+            mine = refusals(code, variants, rewrites)
+            if mine and is_host:
+                refused[tag] = mine
+            elif mine:
+                thunk_refused[f"{tag}/{thunk}"] = mine
+            timed = [v for v in variants if v not in mine and (is_host or v in THUNK_VARIANTS)]
+            if timed:
+                todo.append((Planned(code, arch, config, timed, mine), thunk, rewrites, is_host))
+    return todo, refused, thunk_refused
+
+
+def time_rounds(run: Path, todo: list, matrix: dict, shifts, rounds: int, cpu: int,
+                earlier: dict) -> tuple[list[dict], list[dict], dict]:
+    """Times `todo` `rounds` times over: the host thunk's rows, the forced thunks' rows, and
+    what the harness said per "<arch>/<config>". On any failure native.json keeps what an
+    earlier pass timed and says what this one lacks."""
+    rows, forced_rows, info = [], [], {}
+    work = cfg.cache_root() / "native" / run.name
+    try:
+        for k in range(rounds):
+            for p, thunk, rewrites, is_host in todo:
+                with messages.Stage(f"native {p.arch}/{p.config}, returns through {thunk}, on "
+                                    f"the host CPU, round {k + 1} of {rounds}"):
+                    got = time_module(p.code, p.arch, p.config, p.variants, matrix, shifts,
+                                      work, cpu, run, rows if is_host else forced_rows,
+                                      first_rep=k * matrix["reps"], rewrites=rewrites,
+                                      thunk=thunk, host=is_host)
+                    if is_host:
+                        info[f"{p.arch}/{p.config}"] = got
+    except BaseException as e:
+        rundir.write_json(run / rundir.NATIVE_CONTEXT, dict(
+            earlier, incomplete_reason="native stage: " + bench.first_line(e)))
+        raise
+    for row in rows:
+        del row["thunk"]
+    return rows, forced_rows, info
+
+
+def about_stage(matrix: dict, shifts, rounds: int, vulns: dict, host: str | None,
+                host_why: str, kinds: list, host_rewrites: dict, refused: dict,
+                thunk_refused: dict) -> dict:
+    """native.json's native_about: what the stage ran, on what, and what it refused."""
+    return {
+        "harness": f"native/tpbench_native.c, sha {cfg.digest([HARNESS_SOURCE.read_bytes()])}",
+        "host_cpu": bench.host_cpu(),
+        "host_cpu_identity": host_cpu_identity(),
+        "tsc_hz_kernel": kernel_tsc_hz(),
+        "matrix": matrix,
+        "aa_twin": f"{AA_TWIN}: {AA_OF} timed a second time",
+        "shifts": list(shifts),
+        "rounds": rounds,
+        "host_vulnerabilities": vulns,
+        # The return thunk of the host's kernel (None: not one this loader knows), and the
+        # others timed beside it (native-thunks.csv.gz).
+        "host_thunk": {"name": host, "why": host_why},
+        "thunks": {t: {"symbol": THUNKS[t][0], "who": THUNKS[t][1],
+                       "timed": rundir.NATIVE_SAMPLES if is_host else rundir.THUNK_SAMPLES}
+                   for t, _, is_host in kinds},
+        "thunk_source": thunks.SOURCE,
+        # The thunks' form follows the host's kernel where the trees differ (thunks.py).
+        "thunk_kernel": ".".join(map(str, host_kernel_version())),
+        # What the loader wrote at each kind of load-time site, as the host's kernel would.
+        "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
+                     for section, r in host_rewrites.items()},
+        "refused": refused,
+        "thunk_refused": thunk_refused,
+    }
+
+
 def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
                 matrix_override: dict | None = None, rounds: int = ROUNDS,
                 thunk_names=tuple(THUNKS)) -> list[dict]:
@@ -736,86 +819,27 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
             "native_about": {"ran": False, "why": "; ".join(skipped) or "no module"}})
         return []
     messages.say(f"[tpbench] native: this host's kernel returns through "
-              f"{host or 'a thunk not reproduced here'} ({host_why})")
+                 f"{host or 'a thunk not reproduced here'} ({host_why})")
     matrix = dict(guest_matrix(context), **(matrix_override or {}))
     # Each thunk the stage times: the host's first (when known), then the others, forced.
     indirect = indirect_branches(vulns)
     kinds = ([(host, rewrites_for(host, host_why, flags, indirect), True)] if host else []) + [
         (t, rewrites_for(t, f"forced: {THUNKS[t][1]}", flags, indirect), False)
         for t in thunk_names if t != host]
-    todo, refused, thunk_refused = [], {}, {}
-    for code, arch, config in modules:
-        tag = f"{arch}/{config}"
-        if host is None:
-            refused[tag] = {v: f"the host's kernel returns through a thunk this loader does "
-                               f"not know ({host_why}); the thunks timed beside stand in"
-                            for v in matrix["variants"]}
-        for thunk, rewrites, is_host in kinds:
-            mine = refusals(code, matrix["variants"], rewrites)
-            if mine and is_host:
-                refused[tag] = mine
-            elif mine:
-                thunk_refused[f"{tag}/{thunk}"] = mine
-            variants = [v for v in matrix["variants"] if v not in mine
-                        and (is_host or v in THUNK_VARIANTS)]
-            if variants:
-                todo.append((Planned(code, arch, config, variants, mine), thunk, rewrites,
-                             is_host))
+    todo, refused, thunk_refused = schedule(modules, matrix["variants"], kinds, host, host_why)
     for tag, mine in refused.items():
         for v, why in mine.items():
             messages.say(f"[tpbench] native: {tag}: {v} refused: {why}")
-    rows, forced_rows, info = [], [], {}
-    work = cfg.cache_root() / "native" / run.name
     # One CPU for every placement: the last this process may use (CPU 0 takes more interrupts).
     cpu = max(os.sched_getaffinity(0)) if cpu is None else cpu
-    try:
-        for k in range(rounds):
-            for p, thunk, rewrites, is_host in todo:
-                with messages.Stage(f"native {p.arch}/{p.config}, returns through {thunk}, on the "
-                                 f"host CPU, round {k + 1} of {rounds}"):
-                    got = time_module(p.code, p.arch, p.config, p.variants, matrix, shifts,
-                                      work, cpu, run, rows if is_host else forced_rows,
-                                      first_rep=k * matrix["reps"], rewrites=rewrites,
-                                      thunk=thunk, host=is_host)
-                    if is_host:
-                        info[f"{p.arch}/{p.config}"] = got
-    except BaseException as e:
-        # What an earlier pass timed stays; the run says what the native stage lacks.
-        rundir.write_json(run / rundir.NATIVE_CONTEXT, dict(
-            earlier, incomplete_reason="native stage: " + bench.first_line(e)))
-        raise
-    counters = {p["counter"] for v in info.values() for p in v.values()}
-    unit = "cycles" if counters == {"tsc+perf"} else "TSC ticks"
-    done = {(code_arch, code_config) for _, code_arch, code_config in modules}
-    for row in rows:
-        del row["thunk"]
+    rows, forced_rows, info = time_rounds(run, todo, matrix, shifts, rounds, cpu, earlier)
+    done = {(arch, config) for _, arch, config in modules}
     merge_samples(run / rundir.NATIVE_SAMPLES, rows, done, bench.CSV_COLUMNS)
     merge_samples(run / rundir.THUNK_SAMPLES, forced_rows, done, THUNK_COLUMNS)
-    about = {
-        "harness": f"native/tpbench_native.c, sha {cfg.digest([HARNESS_SOURCE.read_bytes()])}",
-        "host_cpu": bench.host_cpu(),
-        "host_cpu_identity": host_cpu_identity(),
-        "tsc_hz_kernel": kernel_tsc_hz(),
-        "matrix": matrix,
-        "aa_twin": f"{AA_TWIN}: {AA_OF} timed a second time",
-        "shifts": list(shifts),
-        "rounds": rounds,
-        "host_vulnerabilities": vulns,
-        # The return thunk of the host's kernel (None: not one this loader knows), and the
-        # others timed beside it (native-thunks.csv.gz).
-        "host_thunk": {"name": host, "why": host_why},
-        "thunks": {t: {"symbol": THUNKS[t][0], "who": THUNKS[t][1],
-                       "timed": rundir.NATIVE_SAMPLES if is_host else rundir.THUNK_SAMPLES}
-                   for t, _, is_host in kinds},
-        "thunk_source": thunks.SOURCE,
-        # The thunks' form follows the host's kernel where the trees differ (thunks.py).
-        "thunk_kernel": ".".join(map(str, host_kernel_version())),
-        # What the loader wrote at each kind of load-time site, as the host's kernel would.
-        "rewrites": {section: {"action": r.action or "refuse", "why": r.why}
-                     for section, r in rewrites_for(host, host_why, flags, indirect).items()},
-        "refused": refused,
-        "thunk_refused": thunk_refused,
-    }
+    counters = {p["counter"] for v in info.values() for p in v.values()}
+    unit = "cycles" if counters == {"tsc+perf"} else "TSC ticks"
+    about = about_stage(matrix, shifts, rounds, vulns, host, host_why, kinds,
+                        rewrites_for(host, host_why, flags, indirect), refused, thunk_refused)
     # Written whole: an earlier failure's reason goes with it.
     rundir.write_json(run / rundir.NATIVE_CONTEXT, {
         "units": {accel_name(s): unit for s in shifts},
