@@ -306,9 +306,39 @@ def report_archs() -> list[str]:
                                     & (table.profile == "distro")].arch))
 
 
+def header_index(table: pd.DataFrame, column: str) -> int:
+    return list(table.columns).index(column)
+
+
+def page_table(page: str, column: str) -> pd.DataFrame:
+    """The table of a page whose header names `column`, as a frame keyed by its header:
+    tests read cells by name, so a column added to a page moves no assertion."""
+    lines = page.splitlines()
+    (at,) = [k for k, line in enumerate(lines) if line.startswith("| ")
+             and column in [c.strip() for c in line.strip("|").split("|")]]
+    header = [c.strip() for c in lines[at].strip().strip("|").split("|")]
+    rows = []
+    for line in lines[at + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return pd.DataFrame(rows, columns=header)
+
+
+def verdict_of(**where) -> pd.DataFrame:
+    table = pd.read_csv(cfg.REPO / "data" / committed_run_id() / "verdict.csv")
+    for column, value in where.items():
+        table = table[table[column] == value]
+    return table
+
+
+# The driver page's rows, by the words of its language column.
+DRIVER_SITES = {"C": "c_txn", "Rust": "rust_txn", "Rust, `if tpbench_txn_enabled()`": "rust_txn_lazy"}
+
+
 def test_committed_report_answers_the_driver_questions():
-    """The committed run's answers, read back from its pages (build profile distro), for each
-    architecture it has: LLVM loads the three fields of the transaction before Rust's site
+    """The committed run's answers, from its verdict.csv (its pages agreeing row by row where
+    a test reads them), build profile distro, for each architecture it has: LLVM loads the three fields of the transaction before Rust's site
     everywhere, and before C's on riscv64 with jump labels; GCC 12 does on x86_64 and not on
     arm64, arm or loongarch64. At -O2 every dense site is one NOP, in C as in Rust; built
     for size (profile tiny, when the run has it) C's site runs a branch more and GCC calls
@@ -317,19 +347,23 @@ def test_committed_report_answers_the_driver_questions():
     assert "built **distro**" in text.split("\n## ")[0]
     archs = report_archs()
     assert {"x86_64", "arm64"} <= set(archs), archs
+    loads = verdict_of(profile="distro", kernel="series").set_index(
+        ["arch", "config", "variant"]).argument_loads
+    for arch in archs:
+        for config in ("jump_label", "no_jump_label"):
+            if arch != "arm":
+                assert loads[(arch, config, "rust_txn")] == 3, (arch, config)
+                assert loads[(arch, config, "rust_txn_lazy")] == 0, (arch, config)
+            c_loads = 3 if arch == "x86_64" or (arch, config) == ("riscv64", "jump_label") else 0
+            assert loads[(arch, config, "c_txn")] == c_loads, (arch, config)
     args = committed_page("driver")
-    rows = {tuple(c.strip() for c in line.split("|")[1:4]): line.split("|")[6].strip()
-            for line in args.splitlines() if line.startswith("| ") and "---" not in line
-            and not line.startswith("| arch")}
-    assert {k: v for k, v in rows.items() if k[2] == "Rust"} == {
-        (a, c, "Rust"): "**3**" for a in archs if a != "arm"
-        for c in ("jump_label", "no_jump_label")}
-    assert rows[("x86_64", "jump_label", "C")] == "**3**"
-    if "riscv64" in archs:
-        assert rows[("riscv64", "jump_label", "C")] == "**3**"
-        assert rows[("riscv64", "no_jump_label", "C")] == "none"
-    assert all(rows[(a, c, "C")] == "none" for a in ("arm64", "arm", "loongarch64")
-               if a in archs for c in ("jump_label", "no_jump_label"))
+    table = page_table(args, "argument loads on the disabled path")
+    assert len(table) == len(loads.dropna())
+    for row in table.itertuples(index=False):
+        arch, config, language = row[:3]
+        want = loads[(arch, config, DRIVER_SITES[language])]
+        assert row[header_index(table, "argument loads on the disabled path")] == (
+            f"**{want:g}**" if want else "none"), row
     dense = committed_page("dense")
     assert "| x86_64 | jump_label | Rust | 1 | 1 |" in dense
     assert "| x86_64 | jump_label | C | 1 | 1 | the NOP site" in dense
@@ -337,21 +371,20 @@ def test_committed_report_answers_the_driver_questions():
     assert "![bytes against sites](../plots/size.png)" in committed_page("size")
     assert "![disabled sites as drivers" in args
     # Built for size: C's site 2 against 1, and 16 calls of GCC's copy in the dense loop.
-    small = committed_page("profiles")
-    if "profile **tiny**" in small:
-        for arch in ("x86_64", "arm64"):
-            assert f"| {arch} | jump_label | one argument | `c_trace` | 1 | 2 |" in small
-            assert f"| {arch} | jump_label | one argument | `rust_trace` | 1 | 1 |" in small
-        assert "| x86_64 | jump_label | 16 sites in a row | `c_dense` | 16 | 80 |" in small
-        assert "16 x `call`" in small
+    tiny = verdict_of(profile="tiny", kernel="series", config="jump_label").set_index(
+        ["arch", "variant"]).instructions_per_site
+    for arch in ("x86_64", "arm64"):
+        assert (tiny[(arch, "c_trace")], tiny[(arch, "rust_trace")]) == (2, 1), arch
+    assert tiny[("x86_64", "c_dense")] == 5                  # 80 for 16 sites
+    assert "16 x `call`" in committed_page("profiles")
     # Recording: every architecture with Rust has a row per event.
-    rec = committed_page("recording")
+    recorded = page_table(committed_page("recording"), "Rust minus C")
     for arch in [a for a in archs if a != "arm"]:
         for event, site in (("tpbench_hit", "rust_trace"), ("tpbench_txn", "rust_txn")):
-            (row,) = [line for line in rec.splitlines()
-                      if line.startswith(f"| {arch} | jump_label | `{event}` | `{site}` |")]
-            c, rust = (float(row.split("|")[k]) for k in (5, 6))
-            assert 0 < c and 0 < rust, row
+            (row,) = recorded[(recorded.arch == arch) & (recorded.config == "jump_label")
+                              & (recorded.event == f"`{event}`")
+                              & (recorded["Rust site"] == f"`{site}`")].itertuples()
+            assert 0 < float(row.C) and 0 < float(row.Rust), row
 
 
 def test_committed_report_answers_the_mainline_questions():
@@ -360,19 +393,24 @@ def test_committed_report_answers_the_mainline_questions():
     without, mainline's Rust site calls rust_helper_static_key_count() (the kernel's part:
     its implementation), 3 -> 7 instructions, 16 calls in the dense loop; C's driver-like
     site loses its three loads to GCC 14 (the compiler's part)."""
+    per_site = verdict_of(arch="x86_64", profile="distro").set_index(
+        ["config", "variant", "kernel"]).instructions_per_site
+    kernels = ("series", "series-gcc14", "mainline")
+
+    def counts(config, variant):
+        return [per_site[(config, variant, k)] for k in kernels]
+    for v in ("c_trace", "rust_trace", "c_dense", "rust_dense"):
+        assert counts("jump_label", v) == [1, 1, 1], v
+    assert counts("no_jump_label", "rust_trace") == [3, 3, 7]
+    assert counts("no_jump_label", "rust_dense") == [3, 3, 7]      # 48 / 48 / 112 for 16
+    assert counts("jump_label", "c_txn") == [4, 2, 2]
     section = committed_page("mainline")
-    rows = {tuple(c.strip() for c in line.split("|")[1:4]): [c.strip() for c in
-                                                            line.split("|")[4:8]]
-            for line in section.splitlines() if line.startswith("| x86_64")}
-    for v in ("`c_trace`", "`rust_trace`", "`c_dense`", "`rust_dense`"):
-        assert rows[("x86_64", "jump_label", v)][0] in ("1 / 1 / 1", "16 / 16 / 16",
-                                                         "1 / 1", "16 / 16"), v
-    probe = "/ series-gcc14 /" in section     # with it, each difference is split
-    assert rows[("x86_64", "no_jump_label", "`rust_trace`")][0] in ("3 / 3 / 7", "3 / 7")
-    assert rows[("x86_64", "no_jump_label", "`rust_dense`")][0] in ("48 / 48 / 112", "48 / 112")
-    if probe:
-        assert rows[("x86_64", "no_jump_label", "`rust_trace`")][3].startswith("off: kernel +4")
-        assert rows[("x86_64", "jump_label", "`c_txn`")][3].startswith("off: compiler -2")
+    table = page_table(section, "whose").set_index(["arch", "config", "variant"])
+    assert table.loc[("x86_64", "no_jump_label", "`rust_trace`"), "whose"].startswith(
+        "off: kernel +4")
+    assert table.loc[("x86_64", "jump_label", "`c_txn`"), "whose"].startswith(
+        "off: compiler -2")
+    assert table.loc[("x86_64", "no_jump_label", "`rust_dense`")].iloc[0] == "48 / 48 / 112"
     assert "16 x `call rust_helper_static_key_count`" in section
     assert "reads it inline (its patch 7)" in section
 
