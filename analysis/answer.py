@@ -526,6 +526,54 @@ def answer_sentences(table: pd.DataFrame, context: dict, others: list[dict],
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
 
 
+def native_lines(main: pd.DataFrame, context: dict, thunks: pd.DataFrame) -> list[str]:
+    """The native sections: each site as this host's kernel runs it (or why it is not
+    timed), then the helper under each return thunk."""
+    host = context.get("native_about", {}).get("host_thunk", {}).get("name", "ret")
+    refused = native_refused(context)
+    native = native_table(main, context)
+    lines = [f"## Native time per site (x86_64, TSC ticks per call, returns as this host's "
+             f"kernel sends them: {thunk_label(host) if not refused else 'not timed'})", ""]
+    if native:
+        lines += ["The modules' own loop code run in a host process: median (min..max) over "
+                  "processes and placements of `.text`; a site some process could not tell "
+                  "from zero (within the A/A noise: the C site against itself, timed twice in "
+                  "one process) is not resolved, given as less than the larger of the largest cost "
+                  "seen and that noise.",
+                  "", *native, ""]
+    else:
+        lines += ["**No native figure as this host's kernel runs the code**: "
+                  + (refused or "the run has no native samples") + "."
+                  + (" The return thunks below stand in." if not thunks.empty else ""), ""]
+    table_of_thunks = thunk_table(thunks)
+    if table_of_thunks:
+        lines += ["## What the helper costs under each return thunk (x86_64, TSC ticks per "
+                  "call)", "",
+                  "The same modules and matrix, on the same host in the same run, with every "
+                  "return of the module sent where a kernel with each mitigation sends it "
+                  "(the thunks' own code, from 6.12's `arch/x86/lib/retpoline.S`): what a "
+                  "disabled event costs a helper-calling Rust driver on a machine that needs "
+                  "each. The host kernel's own choice is marked; the others are forced on "
+                  "this host's CPU, so they hold for this CPU running that code, not for the "
+                  "CPUs that need it.", "", *table_of_thunks, ""]
+    return lines
+
+
+def further_lines(pages: list[str], others: list[dict], found: dict[str, str],
+                  rel: Path) -> list[str]:
+    """A line per further question, with what its page found, linking to it."""
+    titles = dict(PAGES)
+    questions = dict(QUESTIONS)
+    if not any(kernel_of(c) == "series-gcc14" for c in others):
+        questions["mainline"] = ("Does mainline's own implementation cost the same? (Telling "
+                                 "the compiler's part from the kernel's needs `series-gcc14`, "
+                                 "not in this run.)")
+    return ["## Further questions", ""] + [
+        f"- **{questions.get(name, titles[name])}**"
+        + (f" {found[name][0].upper()}{found[name][1:]}" if name in found else "")
+        + f" [{titles[name]}]({rel}/{PAGES_DIR}/{name}.md)" for name in pages]
+
+
 def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
            repo_root: Path, pages: list[str], figure: str | None,
            found: dict[str, str] | None = None, thunks: pd.DataFrame | None = None) -> str:
@@ -538,12 +586,9 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
     thunks = pd.DataFrame(columns=["profile", "kernel", "arch", "config", "thunk", "variant"]) \
         if thunks is None else thunks
     thunks = thunks[(thunks.profile == profile) & (thunks.kernel == kernel)]
-    host = context.get("native_about", {}).get("host_thunk", {}).get("name", "ret")
-    refused = native_refused(context)
     incomplete = ([f"> **INCOMPLETE RUN**: {context.get('incomplete_reason')}. Every figure "
                    "below covers only what the run recorded.", ""]
                   if not context.get("complete") else [])
-    titles = dict(PAGES)
     lines = [
         "# Does a disabled tracepoint cost the same from Rust as from C?", "",
         *incomplete,
@@ -573,43 +618,10 @@ def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
                   "branches taken per site (from the disassembly), beyond the loop without "
                   "sites; natively, TSC ticks per site, median (min..max) over processes and "
                   "placements (`-`: the native stage times x86_64 only).", "", *layout, ""]
-    native = native_table(main, context)
-    lines += [f"## Native time per site (x86_64, TSC ticks per call, returns as this host's "
-              f"kernel sends them: {thunk_label(host) if not refused else 'not timed'})", ""]
-    if native:
-        lines += ["The modules' own loop code run in a host process: median (min..max) over "
-                  "processes and placements of `.text`; a site some process could not tell "
-                  "from zero (within the A/A noise: the C site against itself, timed twice in "
-                  "one process) is not resolved, given as less than the larger of the largest cost "
-                  "seen and that noise.",
-                  "", *native, ""]
-    else:
-        lines += ["**No native figure as this host's kernel runs the code**: "
-                  + (refused or "the run has no native samples") + "."
-                  + (" The return thunks below stand in." if not thunks.empty else ""), ""]
-    table_of_thunks = thunk_table(thunks)
-    if table_of_thunks:
-        lines += ["## What the helper costs under each return thunk (x86_64, TSC ticks per "
-                  "call)", "",
-                  "The same modules and matrix, on the same host in the same run, with every "
-                  "return of the module sent where a kernel with each mitigation sends it "
-                  "(the thunks' own code, from 6.12's `arch/x86/lib/retpoline.S`): what a "
-                  "disabled event costs a helper-calling Rust driver on a machine that needs "
-                  "each. The host kernel's own choice is marked; the others are forced on "
-                  "this host's CPU, so they hold for this CPU running that code, not for the "
-                  "CPUs that need it.", "", *table_of_thunks, ""]
+    lines += native_lines(main, context, thunks)
     if figure:
         lines += [f"![{figure.split('/')[-1]}]({rel}/{figure})", ""]
-    lines += ["## Further questions", ""]
-    found = found or {}
-    questions = dict(QUESTIONS)
-    if not any(kernel_of(c) == "series-gcc14" for c in others):
-        questions["mainline"] = ("Does mainline's own implementation cost the same? (Telling "
-                                 "the compiler's part from the kernel's needs `series-gcc14`, "
-                                 "not in this run.)")
-    lines += [f"- **{questions.get(name, titles[name])}**"
-              + (f" {found[name][0].upper()}{found[name][1:]}" if name in found else "")
-              + f" [{titles[name]}]({rel}/{PAGES_DIR}/{name}.md)" for name in pages]
+    lines += further_lines(pages, others, found or {}, rel)
     lines += ["", "## Run it again", "", "```",
               reproduce_command(context, others) + "   # a new run like this one",
               f"make report RUN={context['run_id']}   # this report again, from the committed "
