@@ -17,11 +17,11 @@ def validate(args) -> None:
     for name in getattr(args, "configs", None) or []:
         if name not in cfg.KERNEL_CONFIGS:
             raise messages.Failure(f"unknown kernel config {name!r}; valid values: "
-                                f"{', '.join(cfg.KERNEL_CONFIGS)}")
+                                   f"{', '.join(cfg.KERNEL_CONFIGS)}")
     for name in bench.parse_list(getattr(args, "profiles", "") or ""):
         if name not in cfg.PROFILES:
             raise messages.Failure(f"unknown build profile {name!r}; valid values: "
-                                f"{', '.join(cfg.PROFILES)}")
+                                   f"{', '.join(cfg.PROFILES)}")
     archs = [getattr(args, "arch", None)] + list(bench.parse_list(getattr(args, "archs", "") or ""))
     for arch in archs:
         if arch is not None and arch not in cfg.ARCHS:
@@ -129,8 +129,8 @@ def cmd_native(args) -> int:
     rows = native.measure_run(run)
     thunks = run / rundir.THUNK_SAMPLES
     messages.say(f"[tpbench] native: {len(rows)} samples through the host kernel's own return in "
-              f"{run / rundir.NATIVE_SAMPLES}"
-              + (f"; the other return thunks' in {thunks}" if thunks.exists() else ""))
+                 f"{run / rundir.NATIVE_SAMPLES}"
+                 + (f"; the other return thunks' in {thunks}" if thunks.exists() else ""))
     return 0
 
 

@@ -476,5 +476,5 @@ def boot_and_record(arch, config, kb, initrd: Path, accel: str, params: BenchPar
     if failure:
         raise messages.Failure(f"{arch.name}/{config.name}: {failure}")
     messages.say(f"[tpbench] {arch.name}/{config.name}: {len(samples)} samples, all "
-              f"{len(ktap.tests)} KTAP tests ok, "
-              f"{sum(v['records'] for v in record_summary['on'].values())} records as fired")
+                 f"{len(ktap.tests)} KTAP tests ok, "
+                 f"{sum(v['records'] for v in record_summary['on'].values())} records as fired")

@@ -628,7 +628,7 @@ def guest_matrix(context: dict) -> dict:
                 "reps": int(params["reps"]), "warmup": int(params["warmup"])}
     except (KeyError, ValueError) as e:
         raise messages.Failure(f"context.json: module_params lack a usable {e}; "
-                            "is this a run directory made by make bench?") from None
+                               "is this a run directory made by make bench?") from None
 
 
 @dataclass(frozen=True)
@@ -649,19 +649,19 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
     modules = sorted(run.glob("tpbench-*.ko"))
     if not modules:
         raise messages.Failure(f"{run}: no tpbench-<arch>-<config>.ko in the run directory; "
-                            "the native stage times the modules a guest run measured: "
-                            "run make bench first")
+                               "the native stage times the modules a guest run measured: "
+                               "run make bench first")
     matrix = guest_matrix(context)
     todo, skipped = [], []
     for ko in modules:
         tag = rundir.guest_of(ko.name, "module")
         if tag is None or tag[0] not in MACHINES.values():
             raise messages.Failure(f"{ko}: the name is not tpbench-<arch>-<config>.ko; "
-                                "rename it or remove it from the run directory")
+                                   "rename it or remove it from the run directory")
         code = read_module(ko)
         if code.arch != tag[0]:
             raise messages.Failure(f"{ko}: the name says {tag[0]} but the file is {code.arch}; "
-                                "the run directory is damaged")
+                                   "the run directory is damaged")
         if code.arch != host_arch() or code.arch != "x86_64":
             skipped.append(f"{ko.name}: built for {code.arch}; this host is {host_arch()} "
                            "and the native stage runs x86_64 modules on x86_64 hosts only")
