@@ -334,7 +334,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
     try:
         for arch in archs:
             for name in [n for n in config_names if only is None or (arch.name, n) in only]:
-                why = source.kernel.why_impossible(arch.name, name)
+                why = source.kernel.why_impossible(arch.name, name) or profile.why_not(arch.name)
                 if why:
                     messages.say(f"[tpbench] {source.kernel.name}/{arch.name}/{name}: none, {why}")
                     context["not_built"][f"{arch.name}/{name}"] = why

@@ -108,6 +108,22 @@ TRIXIE_ROOT = DebianRoot(
 )
 
 
+# The kernels Android ships Rust drivers in are clang-built (issue 34). Debian 13's clang 22
+# and rustc-web 1.96 share LLVM 22, as CONFIG_RUSTC_CLANG_LLVM_COMPATIBLE wants; the kernel's
+# check is matched by kernel.check_llvm_match at configure time. Its bindgen (0.71.1) makes
+# opaque structs with libclang >= 22 (rust-bindgen PR 3278), so it loads libclang 21, which
+# trixie has only in its backports.
+CLANG_LLVM = "22"
+CLANG_ROOT = DebianRoot(
+    suite="trixie",
+    packages=("make", "bc", "flex", "bison", "libelf-dev", "libssl-dev", "python3", "cpio",
+              "kmod", "xz-utils", "rustc-web", "rust-web-src", "bindgen", "libclang1-21",
+              f"clang-{CLANG_LLVM}", f"lld-{CLANG_LLVM}", f"llvm-{CLANG_LLVM}"),
+    libclang_path="/usr/lib/llvm-21/lib",
+    more_suites=("trixie-backports",),
+)
+
+
 @dataclass(frozen=True)
 class KernelSource:
     """A kernel the module is measured on: a Debian source package and the patches on it.
@@ -327,12 +343,27 @@ class BuildProfile:
     arch_fragments: tuple[str, ...] = ()
     what: str = ""
     kernel_fragments: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (kernel, its archs)
+    # A profile on top of another: that one's fragments first, then this one's.
+    extends: str = ""
+    # Built in this root with LLVM=-<llvm> (C, assembler, linker), not with GCC; only on
+    # `archs` (empty: every architecture).
+    root: DebianRoot | None = None
+    llvm: str = ""
+    archs: tuple[str, ...] = ()
 
     def fragments(self, arch: "ArchParams", kernel: str = DEFAULT_KERNEL) -> list[str]:
+        base = PROFILES[self.extends].fragments(arch, kernel) if self.extends else []
         own = [f"{self.name}-{arch.name}.config"] if arch.name in self.arch_fragments else []
         if arch.name in dict(self.kernel_fragments).get(kernel, ()):
             own.append(f"{self.name}-{kernel}.config")
-        return [self.fragment, *own]
+        return [*base, self.fragment, *own]
+
+    def why_not(self, arch: str) -> str | None:
+        """Why this profile builds no kernel for `arch`; None if it does."""
+        if self.archs and arch not in self.archs:
+            return (f"the {self.name} profile is built for {', '.join(self.archs)} only "
+                    "(Android's GKI architectures)")
+        return None
 
 
 PROFILES = {
@@ -343,6 +374,15 @@ PROFILES = {
                            kernel_fragments=(("mainline", ("x86_64", "arm64", "riscv64",
                                                            "loongarch64")),)),
     "tiny": BuildProfile("tiny", "tiny.config", (), "tinyconfig's -Os, no function tracer"),
+    # Android's GKI code generation on top of distro: clang, LTO, kCFI, PREEMPT, and the
+    # shadow call stack on arm64 (clang.config says where each option comes from).
+    "clang": BuildProfile("clang", "clang.config", ("arm64",),
+                          f"distro built by clang {CLANG_LLVM} with full LTO, kCFI and "
+                          "PREEMPT, as Android's GKI (arm64: shadow call stack)",
+                          kernel_fragments=(("series", ("x86_64", "arm64")),
+                                            ("mainline", ("x86_64", "arm64"))),
+                          extends="distro", root=CLANG_ROOT, llvm=CLANG_LLVM,
+                          archs=("x86_64", "arm64")),
 }
 # What users run: make bench and make test measure it unless PROFILES says otherwise.
 DEFAULT_PROFILE = "distro"
@@ -384,11 +424,16 @@ def series_hash(kernel: KernelSource | None = None) -> str:
     return digest([f.name.encode() + b"\0" + f.read_bytes() for f in files] + header)
 
 
-def build_params(kernel: KernelSource, arch: ArchParams) -> ArchParams:
-    """`arch` as `kernel`'s kernels are built: inside its root, with the root's LLVM, and
-    with Rust where the kernel has it."""
+def build_params(kernel: KernelSource, arch: ArchParams,
+                 profile: "BuildProfile | None" = None) -> ArchParams:
+    """`arch` as `kernel`'s kernels are built in `profile`: inside its root, with the root's
+    LLVM, and with Rust where the kernel has it; a profile with its own LLVM builds every
+    kernel inside its root with that LLVM alone."""
     if arch.name in kernel.rust_archs:
         arch = replace(arch, rust=True)
+    if profile is not None and profile.llvm:
+        return replace(arch, root=profile.root, make_args=(f"LLVM=-{profile.llvm}",),
+                       kernel_cc=f"clang-{profile.llvm}")
     root = kernel.build_root or kernel.root
     if root is None or arch.root is not None:
         return arch

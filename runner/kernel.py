@@ -106,12 +106,12 @@ class KernelBuild:
     @property
     def build_arch(self) -> cfg.ArchParams:
         """The architecture as this kernel is built (in its source's root, if any)."""
-        return cfg.build_params(self.kernel, self.arch)
+        return cfg.build_params(self.kernel, self.arch, self.profile)
 
 
 def build_key(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
               profile: cfg.BuildProfile) -> str:
-    tools = toolchain_versions(cfg.build_params(source.kernel, arch))
+    tools = toolchain_versions(cfg.build_params(source.kernel, arch, profile))
     toolhash = cfg.digest([f"{k}={tools[k]}".encode() for k in ("rustc", "bindgen", "gcc")])
     return (f"{source.key}-{arch.name}-{profile.name}-{config.name}-"
             f"{cfg.fragment_hash(arch, config, profile, source.kernel.name)}-{toolhash}")
@@ -129,12 +129,33 @@ def configure(src: Path, build: Path, arch: cfg.ArchParams, config: cfg.KernelCo
     wanted = {}
     for path in fragments:
         wanted.update(cfg.parse_kconfig(path.read_text()))
-    lost = cfg.missing_options(wanted, (build / ".config").read_text())
+    text = (build / ".config").read_text()
+    if profile.llvm:
+        check_llvm_match(text, f"{kernel}/{arch.name}/{profile.name}/{config.name}")
+    lost = cfg.missing_options(wanted, text)
     if lost:
         raise Failure(f"{kernel}/{arch.name}/{profile.name}/{config.name}: these requested "
                       f"options did not survive "
                       f"olddefconfig (probably due to unsatisfied dependencies): "
                       f"{', '.join(lost)}")
+
+
+def check_llvm_match(config_text: str, name: str) -> None:
+    """A profile built with clang for Rust beside it wants clang and rustc on one LLVM major
+    (what 7.3's RUSTC_CLANG_LLVM_COMPATIBLE tests; inline helpers and kCFI's shared type
+    hashes rely on it): refuse a mismatch, naming both versions, before anything is built."""
+    options = cfg.parse_kconfig(config_text)
+    clang, rustc = options.get("CONFIG_CLANG_VERSION"), options.get("CONFIG_RUSTC_LLVM_VERSION")
+    if not clang or clang == "0" or not rustc or rustc == "0":
+        raise Failure(f"{name}: the configured kernel names no clang or no rustc LLVM "
+                      f"(CONFIG_CLANG_VERSION={clang}, CONFIG_RUSTC_LLVM_VERSION={rustc}): "
+                      "is the profile's root made with its clang and rustc-web?")
+    if int(clang) // 10000 != int(rustc) // 10000:
+        raise Failure(f"{name}: clang is LLVM {int(clang) // 10000} "
+                      f"(CONFIG_CLANG_VERSION={clang}) but rustc links LLVM "
+                      f"{int(rustc) // 10000} (CONFIG_RUSTC_LLVM_VERSION={rustc}); the clang "
+                      "profile needs one LLVM major for both: change CLANG_LLVM in "
+                      "runner/config.py to rustc's")
 
 
 def build_image_and_modules(src: Path, build: Path, arch: cfg.ArchParams, log: Path) -> None:
@@ -144,9 +165,10 @@ def build_image_and_modules(src: Path, build: Path, arch: cfg.ArchParams, log: P
 def build_kernel(source: SourceTree, arch: cfg.ArchParams, config: cfg.KernelConfig,
                  profile: cfg.BuildProfile = cfg.PROFILES[cfg.DEFAULT_PROFILE]) -> KernelBuild:
     """Configures and builds one kernel in its own O= directory, unless already built."""
-    why = source.kernel.why_impossible(arch.name, config.name)
+    why = source.kernel.why_impossible(arch.name, config.name) or profile.why_not(arch.name)
     if why:
-        raise Failure(f"no {source.kernel.name}/{arch.name}/{config.name} kernel, {why}")
+        raise Failure(f"no {source.kernel.name}/{arch.name}/{profile.name}/{config.name} "
+                      f"kernel, {why}")
     key = build_key(source, arch, config, profile)
     build = cfg.cache_root() / f"build-{key}"
     with locked(build.with_name(build.name + ".lock")):

@@ -266,3 +266,21 @@ def test_guest_init_is_built_with_nolibc_into_its_cache_entry(source_tree, tmp_p
                                     "arm": "EM_ARM", "riscv64": "EM_RISCV"}[arch.name]
     assert [p.name for p in tmp_path.iterdir()] == [init.parent.name]
     assert qemu.guest_init(source_tree, arch) == init      # cached: the same file
+
+
+def test_the_clang_profile_configures_as_androids_gki_with_rust(source_tree, tmp_path):
+    """The clang profile's configure step, in its Debian 13 root (clang 22, rustc on LLVM 22):
+    every requested option survives olddefconfig with Rust on, and clang and rustc are on one
+    LLVM major. Building and booting clang kernels (about 15 minutes each here) is `make bench`'s
+    with the clang profile, not make test's."""
+    profile = cfg.PROFILES["clang"]
+    arch = cfg.build_params(source_tree.kernel, cfg.ARCHS["x86_64"], profile)
+    build = tmp_path / "build"
+    build.mkdir()
+    kernel.configure(source_tree.path, build, arch, cfg.KERNEL_CONFIGS["jump_label"], profile,
+                     tmp_path / "configure.log")
+    have = cfg.parse_kconfig((build / ".config").read_text())
+    for option in ("CONFIG_RUST", "CONFIG_LTO_CLANG_FULL", "CONFIG_CFI_CLANG", "CONFIG_PREEMPT",
+                   "CONFIG_FUNCTION_TRACER", "CONFIG_MITIGATION_RETHUNK", "CONFIG_JUMP_LABEL"):
+        assert have.get(option) == "y", option
+    assert int(have["CONFIG_CLANG_VERSION"]) // 10000 == int(profile.llvm)

@@ -371,7 +371,7 @@ def test_a_kernel_that_cannot_exist_is_named_with_its_reason(tmp_path):
     assert mainline.why_impossible("arm64", "jump_label") is None
     assert cfg.KERNELS["series"].why_impossible("arm64", "no_jump_label") is None
     source = kernel.SourceTree(tmp_path, "key", mainline)
-    with pytest.raises(messages.Failure, match=r"no mainline/arm64/no_jump_label kernel, as 7\.3"):
+    with pytest.raises(messages.Failure, match=r"no mainline/arm64/distro/no_jump_label kernel, as 7\.3"):
         kernel.build_kernel(source, cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["no_jump_label"])
 
 
@@ -427,3 +427,29 @@ def test_a_build_says_how_far_it_got(tmp_path, capsys):
         time.sleep(0.2)
     lines = capsys.readouterr().err.splitlines()
     assert lines and all(line.startswith("[tpbench] build x: 1 step, 0:0") for line in lines)
+
+
+def test_a_clang_profile_refuses_clang_and_rustc_on_different_llvm():
+    same = "CONFIG_CLANG_VERSION=220108\nCONFIG_RUSTC_LLVM_VERSION=220108\n"
+    kernel.check_llvm_match(same, "series/x86_64/clang/jump_label")
+    other = "CONFIG_CLANG_VERSION=220108\nCONFIG_RUSTC_LLVM_VERSION=210107\n"
+    with pytest.raises(messages.Failure, match=r"clang is LLVM 22 .* rustc links LLVM 21"):
+        kernel.check_llvm_match(other, "series/x86_64/clang/jump_label")
+    with pytest.raises(messages.Failure, match="names no clang"):
+        kernel.check_llvm_match("CONFIG_RUSTC_LLVM_VERSION=220108\n", "x")
+
+
+def test_the_clang_profile_is_distro_plus_gki_built_in_its_root():
+    clang = cfg.PROFILES["clang"]
+    frags = [p.name for p in cfg.fragment_paths(cfg.ARCHS["arm64"], cfg.KERNEL_CONFIGS["jump_label"],
+                                                clang, "mainline")]
+    assert frags == ["arm64-base.config", "distro.config", "distro-arm64.config",
+                     "distro-mainline.config", "clang.config", "clang-arm64.config",
+                     "clang-mainline.config", "jump_label.config"]
+    arm64 = cfg.build_params(cfg.KERNELS["mainline"], cfg.ARCHS["arm64"], clang)
+    assert arm64.root == cfg.CLANG_ROOT and arm64.make_args == ("LLVM=-22",)
+    assert arm64.build_env["LIBCLANG_PATH"] == "/usr/lib/llvm-21/lib"
+    assert "x86_64, arm64 only" in clang.why_not("riscv64") and clang.why_not("arm64") is None
+    # The distro profile is built as before.
+    assert cfg.build_params(cfg.KERNELS["series"], cfg.ARCHS["x86_64"],
+                            cfg.PROFILES["distro"]) == cfg.ARCHS["x86_64"]
