@@ -59,7 +59,9 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
     accel = sorted({c["accel"] for c in context["configs"].values()})
     main = Analysed(run, context, everything, paths or {})
     profiles = [o for o in others if kernel_of(o.context) == kernel_of(context)]
-    kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)]
+    # Other kernels in this profile; one in a further profile (clang/mainline) has its page.
+    kernels = [o for o in others if kernel_of(o.context) != kernel_of(context)
+               and o.profile == profile_of(context)]
     rel = PAGE_TO_RUN
     body: dict[str, list[str]] = {}
 

@@ -167,16 +167,18 @@ def write_context(run: Path, ctx: dict) -> None:
 
 
 def parts(run: Path) -> list[Path]:
-    """The run directory, then that of each further build profile and kernel inside it."""
+    """The run directory, then that of each further build profile and kernel inside it, and
+    theirs in turn (a kernel built in a further profile: <run>/clang/mainline)."""
     ctx = guest_context(run)
-    others = [Path(run) / name for name in [*ctx.get("other_profiles", []),
-                                            *ctx.get("other_kernels", [])]]
-    for other in others:
+    out = [Path(run)]
+    for name in [*ctx.get("other_profiles", []), *ctx.get("other_kernels", [])]:
+        other = Path(run) / name
         if not (other / CONTEXT).exists():
             raise Damaged(f"{run}/{CONTEXT} names the further run {other.name}, but {other} "
                           f"has no {CONTEXT}: the run is damaged or was cut short; run make "
                           "bench again")
-    return [Path(run), *others]
+        out += parts(other)
+    return out
 
 
 def write_objdump(run: Path, arch: str, config: str, text: str) -> None:

@@ -186,7 +186,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for each build profile, on the kernel `kernel_name`; returns the run directory. The first
     profile's results are the run directory's own; each further profile's are a run directory
     of their own inside it, named after the profile (data/<run-id>/tiny/), and so are those of
-    each kernel of `compare_kernels`, built in the first profile (data/<run-id>/mainline/);
+    each kernel of `compare_kernels`, built in the first profile (data/<run-id>/mainline/) or,
+    named <profile>/<kernel>, in that further profile (data/<run-id>/clang/mainline/);
     both are measured on `compare_archs` (default: every architecture). Raises messages.Failure
     on a bad run, after marking the run incomplete with the reason."""
     problems = params.problems()
@@ -195,10 +196,16 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     for name in config_names:
         if name not in cfg.KERNEL_CONFIGS:
             problems.append(f"unknown config {name!r}; valid: {', '.join(cfg.KERNEL_CONFIGS)}")
-    for name in (kernel_name, *compare_kernels):
+    nested = [split_kernel(k) for k in compare_kernels]
+    for name in (kernel_name, *(k for _, k in nested)):
         if name not in cfg.KERNELS:
             problems.append(f"unknown kernel {name!r}; valid: {', '.join(cfg.KERNELS)}")
-    if kernel_name in compare_kernels or len(set(compare_kernels)) != len(compare_kernels):
+    for profile, name in nested:
+        if profile is not None and profile not in profile_names[1:]:
+            problems.append(f"COMPARE_KERNELS names {profile}/{name}, but {profile!r} is no "
+                            f"further build profile of PROFILES ({' '.join(profile_names)})")
+    if (any(k == kernel_name for _, k in nested)
+            or len(set(compare_kernels)) != len(compare_kernels)):
         problems.append(f"name each kernel once, not {' '.join([kernel_name, *compare_kernels])}")
     for name in profile_names:
         if name not in cfg.PROFILES:
@@ -212,7 +219,7 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         if name not in cfg.ARCHS:
             problems.append(f"unknown architecture {name!r}; supported: {', '.join(cfg.ARCHS)}")
         elif not all(params.for_arch(cfg.build_params(cfg.KERNELS[k], cfg.ARCHS[name])).variants
-                     for k in (kernel_name, *compare_kernels) if k in cfg.KERNELS):
+                     for k in (kernel_name, *(k for _, k in nested)) if k in cfg.KERNELS):
             problems.append(f"{name}: 6.12 has no Rust there, and VARIANTS names no C variant "
                             "to run")
     if problems:
@@ -222,28 +229,39 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         messages.say(f"[tpbench] run {name}: its runner is gone; marked interrupted")
     disk.require_space(data_root, "run", "a run of the matrix")
     source = kernel.prepare_source(cfg.KERNELS[kernel_name])
-    compared = [kernel.prepare_source(cfg.KERNELS[k]) for k in compare_kernels]
+    trees = {k: kernel.prepare_source(cfg.KERNELS[k]) for _, k in nested}
     run = new_run_dir(data_root, params)
     profiles = [cfg.PROFILES[p] for p in profile_names]
     # (run directory, source, profile): the run's own first, then the further profiles of its
-    # kernel, then the further kernels in its first profile.
+    # kernel, then the further kernels, each in the first profile or in the further profile
+    # its COMPARE_KERNELS token names (clang/mainline: data/<run-id>/clang/mainline/).
     parts = [(run, source, profiles[0])]
     parts += [(run / p.name, source, p) for p in profiles[1:]]
-    parts += [(run / tree.kernel.name, tree, profiles[0]) for tree in compared]
+    parts += [(run / k if p is None else run / p / k, trees[k],
+               profiles[0] if p is None else cfg.PROFILES[p]) for p, k in nested]
     for where, tree, profile in parts:
         first = where == run
+        name = str(where.relative_to(run))
         where.mkdir(exist_ok=True)
-        mine = archs if first else [a for a in archs if a.name in archs_of[where.name]]
+        mine = archs if first else [a for a in archs if a.name in archs_of[name]]
+        # Each context names the further runs inside its directory.
+        inside = [k for p, k in nested if p == (None if first else name)]
+        others = ([p.name for p in profiles[1:]] if first else [], inside)
         try:
-            # The run's own context names the others, each a run directory inside it.
-            others = ([p.name for p in profiles[1:]], list(compare_kernels)) if first else ([], [])
             run_profile(tree, where, profile, *others, mine, config_names, accel, params,
                         timeout, only)
         except BaseException as e:
             if not first:   # the run's own context already says why
-                mark_incomplete(run, f"{where.name}: {first_line(e)}")
+                mark_incomplete(run, f"{name}: {first_line(e)}")
             raise
     return run
+
+
+def split_kernel(token: str) -> tuple[str | None, str]:
+    """A COMPARE_KERNELS token: "mainline" is (None, "mainline"), built in the run's first
+    profile; "clang/mainline" is ("clang", "mainline"), built in that further profile."""
+    profile, _, name = token.rpartition("/")
+    return profile or None, name
 
 
 def further_archs(tokens, arch_names, further_names) -> tuple[dict, list[str]]:

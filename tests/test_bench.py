@@ -66,6 +66,9 @@ def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
     (("6.13",), "unknown kernel '6.13'; valid: series, mainline, series-gcc14"),
     (("series",), "name each kernel once, not series series"),
     (("mainline", "mainline"), "name each kernel once, not series mainline mainline"),
+    (("clang/mainline",), "COMPARE_KERNELS names clang/mainline, but 'clang' is no further "
+                          "build profile of PROFILES (distro)"),
+    (("clang/series",), "name each kernel once"),
 ])
 def test_a_bad_kernel_to_compare_is_refused_before_anything_runs(tmp_path, compare, words):
     with pytest.raises(messages.Failure, match=re.escape(words)):
@@ -454,3 +457,8 @@ def test_context_names_the_checkout_and_the_module_sources():
 def test_each_further_run_has_its_architectures(tokens, archs_of, problems):
     assert bench.further_archs(tokens, ("x86_64", "arm64"), ["tiny", "mainline"]) == (
         archs_of, problems)
+
+
+def test_a_kernel_token_names_the_profile_it_is_built_in():
+    assert bench.split_kernel("mainline") == (None, "mainline")
+    assert bench.split_kernel("clang/mainline") == ("clang", "mainline")

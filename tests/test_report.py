@@ -768,3 +768,14 @@ def test_the_cover_letter_region_is_replaced_and_nothing_else():
     assert cover.region_of(new) == "Measured by tpbench run new (y)\nnew figures\n"
     with pytest.raises(ValueError, match="no region"):
         cover.fill("Subject: x\n\nno region here\n", "Measured by tpbench run z\n")
+
+
+def test_reproduce_names_a_kernel_built_in_a_further_profile():
+    run = {"archs": ["x86_64", "arm64"], "profile": "distro", "kernel": "series"}
+    others = [{"archs": ["x86_64", "arm64"], "profile": "clang", "kernel": "series"},
+              {"archs": ["x86_64"], "profile": "distro", "kernel": "mainline"},
+              {"archs": ["x86_64"], "profile": "clang", "kernel": "mainline"}]
+    command = method_page.reproduce_command(run, others)
+    assert 'PROFILES="distro clang"' in command
+    assert 'COMPARE_KERNELS="mainline clang/mainline"' in command
+    assert 'COMPARE_ARCHS="mainline=x86_64 clang/mainline=x86_64"' in command

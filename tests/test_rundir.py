@@ -1,5 +1,9 @@
 """The run directory's names, owned by common/rundir.py: each file is of one kind."""
 
+import json
+
+import pytest
+
 from common import rundir
 
 
@@ -25,3 +29,20 @@ def test_a_boot_outside_a_run_is_named_the_same_way(tmp_path):
         tmp_path / "results-sample-mainline-jump_label-event-on.txt")
     assert rundir.guest_file(tmp_path, "probe", "x86_64", "jump_label") == (
         tmp_path / "console-x86_64-jump_label-kvm-probe.log")
+
+
+def test_a_kernel_in_a_further_profile_is_a_part_of_the_run(tmp_path):
+    """<run>/clang/mainline: named by the clang part's context, found after it."""
+    def context(where, profiles=(), kernels=()):
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "context.json").write_text(json.dumps(
+            {"other_profiles": list(profiles), "other_kernels": list(kernels)}))
+    context(tmp_path, ["clang"], ["mainline"])
+    context(tmp_path / "clang", [], ["mainline"])
+    context(tmp_path / "clang" / "mainline")
+    context(tmp_path / "mainline")
+    assert rundir.parts(tmp_path) == [tmp_path, tmp_path / "clang", tmp_path / "clang" / "mainline",
+                                      tmp_path / "mainline"]
+    (tmp_path / "clang" / "mainline" / "context.json").unlink()
+    with pytest.raises(rundir.Damaged, match="names the further run mainline"):
+        rundir.parts(tmp_path)

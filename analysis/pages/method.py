@@ -114,7 +114,8 @@ def method_lines(run: Path, context: dict, profiles, kernels, others, repo_root:
     for other in others:
         rel_other = PAGE_TO_RUN / other.run.relative_to(run)
         what = (f"build profile {other.profile}" if other in profiles
-                else f"kernel {kernel_of(other.context)}")
+                else f"kernel {kernel_of(other.context)}" if other in kernels
+                else f"kernel {kernel_of(other.context)} in build profile {other.profile}")
         lines.append(f"- {what}: its kernels, fragments and toolchain in "
                      f"[`{other.run.relative_to(run)}/context.json`]({rel_other}/context.json)")
     lines += ["", "## Reproduce", "", "```", reproduce_command(context, [o.context for o in others])
@@ -130,14 +131,24 @@ def reproduce_command(context: dict, others: list[dict]) -> str:
     profiles = [o for o in others if kernel_of(o) == kernel_of(context)]
     kernels = [o for o in others if kernel_of(o) != kernel_of(context)]
     compared = compare_archs_words(context.get("archs", ["x86_64"]), [
-        (profile_of(o) if o in profiles else kernel_of(o), o.get("archs", [])) for o in others])
+        (further_name(context, o), o.get("archs", [])) for o in others])
     return (f"make bench ARCHS=\"{' '.join(context.get('archs', ['x86_64']))}\""
             + ("" if kernel_of(context) == "series" else f" KERNEL={kernel_of(context)}")
             + (f" PROFILES=\"{' '.join([profile_of(context), *map(profile_of, profiles)])}\""
                if profiles else "")
             + (f" COMPARE_ARCHS=\"{compared}\"" if compared else "")
-            + (f" COMPARE_KERNELS=\"{' '.join(map(kernel_of, kernels))}\""
+            + (f" COMPARE_KERNELS=\"{' '.join(further_name(context, o) for o in kernels)}\""
                if kernels else " COMPARE_KERNELS="))
+
+
+def further_name(context: dict, other: dict) -> str:
+    """How make bench names a further run: its profile, its kernel, or both as
+    <profile>/<kernel> for a kernel built in a further profile."""
+    if kernel_of(other) == kernel_of(context):
+        return profile_of(other)
+    if profile_of(other) == profile_of(context):
+        return kernel_of(other)
+    return f"{profile_of(other)}/{kernel_of(other)}"
 
 
 def compare_archs_words(archs_run: list[str], others: list[tuple[str, list[str]]]) -> str:
