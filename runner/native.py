@@ -207,6 +207,9 @@ class ModuleCode:
     # .text offsets of the branches and calls the assembler resolved itself (no relocation:
     # a static function of the same section), with their targets
     local_branches: list[tuple[int, int]] = field(default_factory=list)
+    # Functions in executable sections other than .text, by name: their section (clang's LTO
+    # builds with -ffunction-sections, so a module's C functions are .text.<name>).
+    elsewhere: dict[str, str] = field(default_factory=dict)
 
 
 def read_module(path: Path) -> ModuleCode:
@@ -261,6 +264,8 @@ def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
                 patched.append((name, sym["st_value"] + r["r_addend"]))
     sizes = {s.name: s["sh_size"] for s in elf.iter_sections() if s["sh_flags"] & 2}  # SHF_ALLOC
     code = ModuleCode(path, arch, text_sec.data(), functions, relocs, sizes, patched)
+    code.elsewhere = {name: sections[index] for index, found in functions_by_section(elf).items()
+                      if index != text_index for _, _, name in found}
     if arch == "x86_64":
         relocated = {off - 1 for off, *_ in relocs}
         code.local_branches = [(at, target) for at, target in direct_branches(path)
@@ -311,6 +316,19 @@ def reachable(code: ModuleCode, root: str) -> set[str]:
 
 def is_branch(code: ModuleCode, offset: int) -> bool:
     return offset > 0 and code.text[offset - 1] in CALL_OPCODES
+
+
+def split_functions(code: ModuleCode, variants) -> str | None:
+    """Why a module whose loop functions are outside .text is not timed: this loader lays
+    out .text alone, and a clang LTO module has each C function in a section of its own.
+    None when every loop function is in .text (or missing: check_runnable's question)."""
+    split = sorted({code.elsewhere[loop_symbol(v)] for v in variants
+                    if loop_symbol(v) in code.elsewhere})
+    if not split:
+        return None
+    return (f"its loop functions are in sections of their own ({', '.join(split[:3])}"
+            f"{', ...' if len(split) > 3 else ''}: clang's LTO builds with -ffunction-sections), "
+            "and this loader lays out .text alone; not timed natively")
 
 
 def check_runnable(code: ModuleCode, variants) -> list[str]:
@@ -665,6 +683,10 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
         if code.arch != host_arch() or code.arch != "x86_64":
             skipped.append(f"{ko.name}: built for {code.arch}; this host is {host_arch()} "
                            "and the native stage runs x86_64 modules on x86_64 hosts only")
+            continue
+        split = split_functions(code, matrix["variants"])
+        if split:
+            skipped.append(f"{ko.name}: {split}")
             continue
         problems = check_runnable(code, matrix["variants"])
         if problems:

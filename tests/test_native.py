@@ -408,3 +408,22 @@ def test_indirect_calls_go_through_the_retpoline_or_straight_as_the_kernel_makes
     # With call depth tracking the kernel's accounting retpolines are not reproduced.
     depth = native.rewrites_for("call_depth", "", set(), ("retpoline", "Retpolines"))
     assert depth[".retpoline_sites"].action is None
+
+
+CLANG_LTO_KO = FIXTURES / "modules" / "clang-22-lto" / "tpbench-x86_64-jump_label.ko"
+
+
+def test_a_clang_lto_module_is_skipped_with_the_reason(tmp_path):
+    """clang's LTO puts each C function in a section of its own (.text.<name>): the loader,
+    which lays out .text alone, says so and times nothing of that module."""
+    code = native.read_module(CLANG_LTO_KO)
+    assert code.elsewhere["tpbench_c_trace"].startswith(".text.")
+    assert "tpbench_rust_trace" in code.functions       # Rust's objects are not LTO'd
+    why = native.split_functions(code, variants_in(code) + ["c_trace"])
+    assert "-ffunction-sections" in why and "not timed natively" in why
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(DISTRO_RUN / "context.json", run / "context.json")
+    shutil.copy(CLANG_LTO_KO, run / CLANG_LTO_KO.name)
+    _, todo, skipped = native.plan(run)
+    assert todo == [] and len(skipped) == 1 and "own" in skipped[0]
