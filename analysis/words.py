@@ -65,8 +65,6 @@ def toolchain_words(context: dict, arch: str) -> str:
                                  for key in ("gcc", "rustc", "bindgen")) if w)
 
 
-
-
 def ci(lo: float, hi: float) -> str:
     if pd.isna(lo):
         return ""

@@ -331,7 +331,7 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
         "series": [p.name for p in cfg.series_files(source.kernel.patches)],
         **project_state(),
         "run_id_tag": RUN_ID_TAG,
-        "toolchain": {a.name: roots.toolchain_versions(cfg.build_params(source.kernel, a), a)
+        "toolchain": {a.name: roots.toolchain_versions(cfg.build_params(source.kernel, a, profile), a)
                       for a in archs},
         "module_params": params.module_args(),
         "requested_accel": accel,

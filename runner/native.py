@@ -318,6 +318,11 @@ def is_branch(code: ModuleCode, offset: int) -> bool:
     return offset > 0 and code.text[offset - 1] in CALL_OPCODES
 
 
+# A table cell's words for each variant of such a module (answer.refused_words).
+UNFIT = ("its module's C functions are in sections of their own (clang's LTO) and this loader "
+         "lays out .text alone")
+
+
 def split_functions(code: ModuleCode, variants) -> str | None:
     """Why a module whose loop functions are outside .text is not timed: this loader lays
     out .text alone, and a clang LTO module has each C function in a section of its own.
@@ -661,7 +666,8 @@ class Planned:
 
 def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]:
     """Checks a run directory before anything is timed or written: (context, the modules to
-    run as (ModuleCode, arch, config), each read once, the skipped ones with why). Raises
+    run as (ModuleCode, arch, config), each read once, the skipped ones as ("<arch>/<config>"
+    for a module of this host's architecture that cannot run, else None; why)). Raises
     Failure on bad input."""
     context = rundir.guest_context(run)
     modules = sorted(run.glob("tpbench-*.ko"))
@@ -681,12 +687,13 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
             raise messages.Failure(f"{ko}: the name says {tag[0]} but the file is {code.arch}; "
                                    "the run directory is damaged")
         if code.arch != host_arch() or code.arch != "x86_64":
-            skipped.append(f"{ko.name}: built for {code.arch}; this host is {host_arch()} "
-                           "and the native stage runs x86_64 modules on x86_64 hosts only")
+            skipped.append((None, f"{ko.name}: built for {code.arch}; this host is "
+                                  f"{host_arch()} and the native stage runs x86_64 modules on "
+                                  "x86_64 hosts only"))
             continue
         split = split_functions(code, matrix["variants"])
         if split:
-            skipped.append(f"{ko.name}: {split}")
+            skipped.append(("/".join(tag), f"{ko.name}: {split}"))
             continue
         problems = check_runnable(code, matrix["variants"])
         if problems:
@@ -833,12 +840,16 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     host, host_why = host_thunk()
     context, modules, skipped = plan(run)
     earlier = rundir.native_context(run) or {}
-    for line in skipped:
+    for _, line in skipped:
         messages.say(f"[tpbench] native: skipped {line}")
+    # A module that cannot run: each of its variants refused with the reason, for the report.
+    unfit = {tag: {v: UNFIT for v in guest_matrix(context)["variants"]}
+             for tag, _ in skipped if tag}
     if not modules:
         # Said where the figures would be: REPORT.md reads why from the context.
-        rundir.write_json(run / rundir.NATIVE_CONTEXT, {
-            "native_about": {"ran": False, "why": "; ".join(skipped) or "no module"}})
+        rundir.write_json(run / rundir.NATIVE_CONTEXT, {"native_about": {
+            "ran": False, "why": "; ".join(line for _, line in skipped) or "no module",
+            "refused": unfit}})
         return []
     messages.say(f"[tpbench] native: this host's kernel returns through "
                  f"{host or 'a thunk not reproduced here'} ({host_why})")
@@ -849,6 +860,7 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         (t, rewrites_for(t, f"forced: {THUNKS[t][1]}", flags, indirect), False)
         for t in thunk_names if t != host]
     todo, refused, thunk_refused = schedule(modules, matrix["variants"], kinds, host, host_why)
+    refused.update(unfit)
     for tag, mine in refused.items():
         for v, why in mine.items():
             messages.say(f"[tpbench] native: {tag}: {v} refused: {why}")

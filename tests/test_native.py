@@ -426,4 +426,9 @@ def test_a_clang_lto_module_is_skipped_with_the_reason(tmp_path):
     shutil.copy(DISTRO_RUN / "context.json", run / "context.json")
     shutil.copy(CLANG_LTO_KO, run / CLANG_LTO_KO.name)
     _, todo, skipped = native.plan(run)
-    assert todo == [] and len(skipped) == 1 and "own" in skipped[0]
+    assert todo == [] and len(skipped) == 1 and skipped[0][0] == "x86_64/jump_label"
+    assert "-ffunction-sections" in skipped[0][1]
+    native.measure_run(run)
+    about = rundir.context(run)["native_about"]
+    assert about["ran"] is False and "-ffunction-sections" in about["why"]
+    assert set(about["refused"]["x86_64/jump_label"].values()) == {native.UNFIT}
