@@ -35,6 +35,20 @@ def profile_runs(run: Path) -> list[Path]:
         raise validate.BadRun(str(e)) from None
 
 
+def jump_label_set(fragments: str) -> bool:
+    """Whether the Kconfig fragments, in the order merge_config applied them, leave
+    CONFIG_JUMP_LABEL set: the last line that sets or unsets it (a comment that names the
+    option, as configs/clang.config's does, is neither)."""
+    value = False
+    for line in fragments.splitlines():
+        line = line.strip()
+        if line == "CONFIG_JUMP_LABEL=y":
+            value = True
+        elif line in ("CONFIG_JUMP_LABEL=n", "# CONFIG_JUMP_LABEL is not set"):
+            value = False
+    return value
+
+
 def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
     """Disabled-state per-call costs of a TCG run, to compare with the static count, or None
     and why there is none."""
@@ -71,9 +85,9 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         mine = stats.guest(samples)
         mine = stats.rows(mine, arch=arch, config=config)
         variants = plots.ordered(mine.variant.unique())
-        fragments = "".join(context["configs"].get(f"{arch}/{config}", {})
-                            .get("fragments", {}).values())
-        jump_label = "CONFIG_JUMP_LABEL=y" in fragments
+        fragments = "\n".join(context["configs"].get(f"{arch}/{config}", {})
+                              .get("fragments", {}).values())
+        jump_label = jump_label_set(fragments)
         measured, why = measured_per_call(summary, arch, config)
         # Mainline reads the key's count through a kernel function without jump labels.
         count_helper = (codegen.MAINLINE_COUNT_HELPER

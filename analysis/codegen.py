@@ -394,13 +394,31 @@ def disabled_path(funcs: dict[str, Function], loop: str, sites: set) -> list[tup
     branch is the loop's own and takes the successor that stays in the loop (N is
     large). A branch it cannot decide, or an indirect jump, stops the walk with the
     reason. Calls are followed into functions of the same object.
+
+    The head is the lowest target of a backward branch; where the walk from there cannot
+    be made, the next one up. clang rotates loops and may put the enabled path's tail (a
+    preempt_enable()) above the loop's own head, reached backward from the enabled path
+    alone.
     """
     f = funcs[loop]
     back = [i for i in f.insns if (is_jump(i.mnemonic) or is_conditional(i.mnemonic))
             and i.target is not None and i.target < i.addr]
     if not back:
         raise WalkError(f"{loop}: no backward branch, no loop")
-    head = min(i.target for i in back)
+    first = None
+    for head in sorted({i.target for i in back}):
+        try:
+            return walk_from(funcs, loop, head, sites)
+        except WalkError as e:
+            first = first or e
+    raise first
+
+
+def walk_from(funcs: dict[str, Function], loop: str, head: int,
+              sites: set) -> list[tuple[str, Insn]]:
+    """One iteration of the loop `loop` from `head` back to it (see disabled_path); the path
+    names the loop as asked, an alias of merged code included."""
+    f = funcs[loop]
     key = KeyState(f)
     path: list[tuple[str, Insn]] = []
     pc = head

@@ -70,6 +70,11 @@ class Function:
         raise KeyError(f"{self.name}: no instruction at {addr:#x}")
 
 
+# x86 prefixes objdump prints as a word of their own before a jump or call they pad (other
+# instructions, such as `cs nopw`, keep them).
+X86_PREFIXES = {"cs", "ds"}
+
+
 def parse_objdump(text: str) -> dict[str, Function]:
     """Functions of `objdump -dr --insn-width=16` output, relocations attached."""
     funcs: dict[str, Function] = {}
@@ -95,7 +100,13 @@ def parse_objdump(text: str) -> dict[str, Function]:
             raw = bytes.fromhex(hexes.replace(" ", ""))
             if " " not in hexes:
                 raw = raw[::-1]      # a number: memory order is little-endian
-            insn = Insn(int(m.group(1), 16), raw, m.group(3), m.group(4).strip())
+            mnemonic, ops = m.group(3), m.group(4).strip()
+            if mnemonic in X86_PREFIXES and ops.split(" ")[0] in ("jmp", "call"):
+                # clang's `cs jmp __x86_return_thunk` (a prefix pads the jump for the thunk's
+                # rewrite): the instruction is the jump.
+                mnemonic, _, ops = ops.partition(" ")
+                ops = ops.strip()
+            insn = Insn(int(m.group(1), 16), raw, mnemonic, ops)
             # riscv64 calls with auipc (which has the relocation) and jalr: the call is
             # the jalr, and its target the auipc's symbol.
             if insn.mnemonic in ("jalr", "jirl") and current.insns and current.insns[-1].call_reloc:

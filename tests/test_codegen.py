@@ -395,3 +395,41 @@ def test_an_arm_literal_pool_reload_is_not_an_argument_read():
     lazy = [i for fn, i in walks["rust_txn_lazy"] if codegen.loads_data(i)]
     assert [codegen.operands(i)[-1] for i in lazy] == ["[pc, #84]", "[r0]"]
     assert codegen.lazy_loads(walks) == (1, 1)
+
+
+def test_a_comment_that_names_jump_labels_does_not_set_them():
+    from analysis.__main__ import jump_label_set
+    comment = "# GKI: CONFIG_JUMP_LABEL=y; the configs set it either way.\n"
+    njl = (cfg.REPO / "configs" / "no_jump_label.config").read_text()
+    jl = (cfg.REPO / "configs" / "jump_label.config").read_text()
+    assert not jump_label_set(comment + njl) and jump_label_set(comment + jl)
+    assert not jump_label_set(jl + njl)        # the last fragment wins
+
+
+def clang_without_jump_labels():
+    """objdump -dr of the clang profile's module (clang 22, full LTO, kCFI; x86_64 JL=n):
+    each C function in a section of its own, loops rotated, `cs jmp __x86_return_thunk`."""
+    f = funcs("objdump-clang-x86_64-no_jump_label.txt")
+    codegen.as_loaded(f, return_thunk=False)
+    return f
+
+
+def test_clangs_rotated_loop_is_walked_from_its_own_head():
+    """clang puts the enabled path's preempt_enable() above the loop's head: the lowest
+    backward target is not on the disabled path, the next one is. C's site is then
+    `cmpl $0x0, key; jle` (2 instructions), as measured."""
+    f = clang_without_jump_labels()
+    assert f["tpbench_c_trace"].section == ".text.tpbench_c_trace"
+    site = codegen.disabled_path(f, "tpbench_c_trace", set())
+    base = codegen.disabled_path(f, "tpbench_c_base", set())
+    assert [i.mnemonic for _, i in site][-2:] == ["cmpl", "jle"]
+    assert codegen.per_iteration(site) - codegen.per_iteration(base) == 2
+
+
+def test_a_cs_prefixed_jump_to_the_return_thunk_is_a_return():
+    """clang pads `jmp __x86_return_thunk` with a cs prefix: objdump prints `cs jmp`, which
+    is the jump (made a `ret` as the kernel loads it), not an instruction named cs."""
+    f = clang_without_jump_labels()
+    key_count = f["tpbench_key_count"]
+    assert "cs" not in {i.mnemonic for i in key_count.insns}
+    assert codegen.disabled_path(f, "tpbench_rust_count_call", set())
