@@ -72,6 +72,9 @@ VULNERABILITIES = Path("/sys/devices/system/cpu/vulnerabilities")
 
 # x86_64 relocation types (ELF x86-64 psABI).
 R_X86_64_64, R_X86_64_PC32, R_X86_64_PLT32 = 1, 2, 4
+# clang's -mnop-mcount marks its 5-byte NOP at a function's entry with a relocation of this
+# type to __fentry__: the kernel's apply_relocate_add() writes nothing for it.
+R_X86_64_NONE = 0
 R_X86_64_32, R_X86_64_32S, R_X86_64_PC64 = 10, 11, 24
 CALL_OPCODES = (0xE8, 0xE9)   # call rel32, jmp rel32
 # The reference loop is timed twice, the second time under this name: the spread of the
@@ -194,7 +197,8 @@ def host_arch() -> str:
 
 @dataclass
 class ModuleCode:
-    """What the loader needs of a module: its .text, symbols and relocations."""
+    """What the loader needs of a module: its text (.text and each .text.<name>, laid out as
+    the kernel's loader places them), symbols and relocations."""
     path: Path
     arch: str
     text: bytes
@@ -207,8 +211,7 @@ class ModuleCode:
     # .text offsets of the branches and calls the assembler resolved itself (no relocation:
     # a static function of the same section), with their targets
     local_branches: list[tuple[int, int]] = field(default_factory=list)
-    # Functions in executable sections other than .text, by name: their section (clang's LTO
-    # builds with -ffunction-sections, so a module's C functions are .text.<name>).
+    # Functions in executable sections the loader does not lay out (.init.text), by name.
     elsewhere: dict[str, str] = field(default_factory=dict)
 
 
@@ -226,49 +229,72 @@ def read_module(path: Path) -> ModuleCode:
                           "from a run directory") from None
 
 
+def text_sections(elf: ELFFile) -> dict[int, tuple[str, int]]:
+    """The module's run-time code, as the kernel's loader places it: .text and every
+    .text.<name> (clang's LTO builds with -ffunction-sections), in section order, each at
+    its alignment. section index -> (name, offset in the laid-out text)."""
+    out, offset = {}, 0
+    for index, sec in enumerate(elf.iter_sections()):
+        if (sec["sh_flags"] & 6) == 6 and (sec.name == ".text" or sec.name.startswith(".text.")):
+            align = max(sec["sh_addralign"], 1)
+            offset = (offset + align - 1) // align * align
+            out[index] = (sec.name, offset)
+            offset += sec["sh_size"]
+    return out
+
+
 def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
     if elf["e_type"] != "ET_REL" or elf.get_section_by_name(".modinfo") is None:
         raise ModuleError(f"{path}: not a kernel module (a relocatable ELF with .modinfo); "
                           "give a tpbench-<arch>-<config>.ko from a run directory")
     arch = MACHINES.get(elf["e_machine"], elf["e_machine"])
-    text_sec = elf.get_section_by_name(".text")
     symtab = elf.get_section_by_name(".symtab")
-    if text_sec is None or symtab is None:
+    texts = text_sections(elf)
+    if not texts or symtab is None:
         raise ModuleError(f"{path}: a module without .text or .symtab; rebuild it with make bench")
-    text_index = elf.get_section_index(".text")
+    text = bytearray()
+    for index, (_, offset) in texts.items():
+        # Between sections, int3 as the kernel's alignment padding would never run.
+        text += b"\xcc" * (offset - len(text)) + elf.get_section(index).data()
     sections = {i: s.name for i, s in enumerate(elf.iter_sections())}
-    functions = {name: (value, size)
-                 for value, size, name in functions_by_section(elf).get(text_index, [])}
+    by_section = functions_by_section(elf)
+    functions = {name: (texts[index][1] + value, size) for index in texts
+                 for value, size, name in by_section.get(index, [])}
     relocs = []
-    rela = elf.get_section_by_name(".rela.text")
-    for r in rela.iter_relocations() if rela is not None else ():
-        sym = symtab.get_symbol(r["r_info_sym"])
-        shndx = sym["st_shndx"]
-        if shndx == text_index:
-            kind = "text"
-        elif shndx == "SHN_UNDEF":
-            kind = "undefined"
-        elif isinstance(shndx, int):
-            kind = f"section:{sections[shndx]}"
-        else:
-            kind = f"section:{shndx}"
-        name = sym.name or sections.get(shndx, str(shndx))
-        relocs.append((r["r_offset"], r["r_info_type"], name, kind, sym["st_value"],
-                       r["r_addend"]))
+    for index, (name, base) in texts.items():
+        rela = elf.get_section_by_name(".rela" + name)
+        for r in rela.iter_relocations() if rela is not None else ():
+            sym = symtab.get_symbol(r["r_info_sym"])
+            shndx = sym["st_shndx"]
+            value = sym["st_value"]
+            if shndx in texts:
+                kind, value = "text", texts[shndx][1] + value
+            elif shndx == "SHN_UNDEF":
+                kind = "undefined"
+            elif isinstance(shndx, int):
+                kind = f"section:{sections[shndx]}"
+            else:
+                kind = f"section:{shndx}"
+            relocs.append((base + r["r_offset"], r["r_info_type"],
+                           sym.name or sections.get(shndx, str(shndx)), kind, value,
+                           r["r_addend"]))
     patched = []
     for name in PATCHED_AT_LOAD:
         sec = elf.get_section_by_name(".rela" + name)
         for r in sec.iter_relocations() if sec is not None else ():
             sym = symtab.get_symbol(r["r_info_sym"])
-            if sym["st_shndx"] == text_index:
-                patched.append((name, sym["st_value"] + r["r_addend"]))
+            if sym["st_shndx"] in texts:
+                patched.append((name, texts[sym["st_shndx"]][1] + sym["st_value"]
+                                + r["r_addend"]))
     sizes = {s.name: s["sh_size"] for s in elf.iter_sections() if s["sh_flags"] & 2}  # SHF_ALLOC
-    code = ModuleCode(path, arch, text_sec.data(), functions, relocs, sizes, patched)
-    code.elsewhere = {name: sections[index] for index, found in functions_by_section(elf).items()
-                      if index != text_index for _, _, name in found}
+    code = ModuleCode(path, arch, bytes(text), functions, relocs, sizes, patched)
+    code.elsewhere = {name: sections[index] for index, found in by_section.items()
+                      if index not in texts for _, _, name in found}
     if arch == "x86_64":
-        relocated = {off - 1 for off, *_ in relocs}
-        code.local_branches = [(at, target) for at, target in direct_branches(path)
+        # A relocated branch: the relocation follows its opcode (and clang's cs prefix).
+        relocated = {off - k for off, *_ in relocs for k in (1, 2)}
+        bases = {name: base for name, base in texts.values()}
+        code.local_branches = [(at, target) for at, target in direct_branches(path, bases)
                                if at not in relocated]
     return code
 
@@ -276,11 +302,13 @@ def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
 _DIRECT = re.compile(r"([0-9a-f]+) <")     # a direct target, first of the operands
 
 
-def direct_branches(path: Path) -> list[tuple[int, int]]:
-    """(offset, target) of every direct call and jump in .text, from the host's objdump."""
-    listing = subprocess.run(["objdump", "-d", "--insn-width=16", "-j", ".text", str(path)],
+def direct_branches(path: Path, bases: dict[str, int]) -> list[tuple[int, int]]:
+    """(offset, target) of every direct call and jump in the laid-out text (`bases`: each
+    text section's offset in it), from the host's objdump."""
+    listing = subprocess.run(["objdump", "-d", "--insn-width=16",
+                              *(f"-j{name}" for name in bases), str(path)],
                              capture_output=True, text=True).stdout
-    return [(i.addr, int(m.group(1), 16))
+    return [(bases[f.section] + i.addr, bases[f.section] + int(m.group(1), 16))
             for f in objdump.parse_objdump(listing).values() for i in f.insns
             if (i.mnemonic.startswith("j") or objdump.is_call(i.mnemonic))
             and (m := _DIRECT.match(i.operands))]
@@ -316,24 +344,6 @@ def reachable(code: ModuleCode, root: str) -> set[str]:
 
 def is_branch(code: ModuleCode, offset: int) -> bool:
     return offset > 0 and code.text[offset - 1] in CALL_OPCODES
-
-
-# A table cell's words for each variant of such a module (answer.refused_words).
-UNFIT = ("its module's C functions are in sections of their own (clang's LTO) and this loader "
-         "lays out .text alone")
-
-
-def split_functions(code: ModuleCode, variants) -> str | None:
-    """Why a module whose loop functions are outside .text is not timed: this loader lays
-    out .text alone, and a clang LTO module has each C function in a section of its own.
-    None when every loop function is in .text (or missing: check_runnable's question)."""
-    split = sorted({code.elsewhere[loop_symbol(v)] for v in variants
-                    if loop_symbol(v) in code.elsewhere})
-    if not split:
-        return None
-    return (f"its loop functions are in sections of their own ({', '.join(split[:3])}"
-            f"{', ...' if len(split) > 3 else ''}: clang's LTO builds with -ffunction-sections), "
-            "and this loader lays out .text alone; not timed natively")
 
 
 def check_runnable(code: ModuleCode, variants) -> list[str]:
@@ -406,15 +416,21 @@ def apply_rewrites(code: ModuleCode, text: bytearray, rewrites: dict[str, Rewrit
                 text[off:start + 5] = thunks.indirect(
                     code.text[start], thunks.REGS.index(registers[off]), start + 5 - off)
             continue
-        if code.text[off] != opcode:
+        if action == "nop5" and code.text[off:off + 5] == NOP5:
+            continue        # clang's -mnop-mcount: already the NOP ftrace would write
+        # clang's `cs jmp __x86_return_thunk`: patch_return() writes over the prefix too, and
+        # pads the instruction's sixth byte with int3.
+        start = off + (action in ("ret", "thunk") and code.text[off] == 0x2E)
+        if code.text[start] != opcode:
             raise ModuleError(f"{code.path}: the {section} site at .text+{off:#x} holds "
-                              f"{code.text[off]:#04x}, not the {opcode:#04x} the kernel "
+                              f"{code.text[start]:#04x}, not the {opcode:#04x} the kernel "
                               "rewrites there; is the module damaged?")
         if action == "thunk":
             new = thunks.jmp(text_addr + off, thunk.return_thunk)
         elif action == "depth":
             new = depth_call(text, off, text_addr, thunk)
         if new:
+            new = new.ljust(start + 5 - off, b"\xcc")
             text[off:off + len(new)] = new
 
 
@@ -486,6 +502,8 @@ def lay_out(code: ModuleCode, variants, shift: int = 0,
     retpoline_targets = (thunks.retpoline_symbols() if (rewrites or {}).get(
         ".retpoline_sites", Rewrite(None, "")).action == "retpoline" else {})
     for off, typ, name, kind, value, addend in code.relocs:
+        if typ == R_X86_64_NONE:
+            continue
         if kind == "text":
             s = text_addr + value
         elif name in retpoline_targets:
@@ -666,8 +684,7 @@ class Planned:
 
 def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]:
     """Checks a run directory before anything is timed or written: (context, the modules to
-    run as (ModuleCode, arch, config), each read once, the skipped ones as ("<arch>/<config>"
-    for a module of this host's architecture that cannot run, else None; why)). Raises
+    run as (ModuleCode, arch, config), each read once, the skipped ones with why). Raises
     Failure on bad input."""
     context = rundir.guest_context(run)
     modules = sorted(run.glob("tpbench-*.ko"))
@@ -687,13 +704,8 @@ def plan(run: Path) -> tuple[dict, list[tuple[ModuleCode, str, str]], list[str]]
             raise messages.Failure(f"{ko}: the name says {tag[0]} but the file is {code.arch}; "
                                    "the run directory is damaged")
         if code.arch != host_arch() or code.arch != "x86_64":
-            skipped.append((None, f"{ko.name}: built for {code.arch}; this host is "
-                                  f"{host_arch()} and the native stage runs x86_64 modules on "
-                                  "x86_64 hosts only"))
-            continue
-        split = split_functions(code, matrix["variants"])
-        if split:
-            skipped.append(("/".join(tag), f"{ko.name}: {split}"))
+            skipped.append(f"{ko.name}: built for {code.arch}; this host is {host_arch()} "
+                           "and the native stage runs x86_64 modules on x86_64 hosts only")
             continue
         problems = check_runnable(code, matrix["variants"])
         if problems:
@@ -840,16 +852,12 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
     host, host_why = host_thunk()
     context, modules, skipped = plan(run)
     earlier = rundir.native_context(run) or {}
-    for _, line in skipped:
+    for line in skipped:
         messages.say(f"[tpbench] native: skipped {line}")
-    # A module that cannot run: each of its variants refused with the reason, for the report.
-    unfit = {tag: {v: UNFIT for v in guest_matrix(context)["variants"]}
-             for tag, _ in skipped if tag}
     if not modules:
         # Said where the figures would be: REPORT.md reads why from the context.
         rundir.write_json(run / rundir.NATIVE_CONTEXT, {"native_about": {
-            "ran": False, "why": "; ".join(line for _, line in skipped) or "no module",
-            "refused": unfit}})
+            "ran": False, "why": "; ".join(skipped) or "no module"}})
         return []
     messages.say(f"[tpbench] native: this host's kernel returns through "
                  f"{host or 'a thunk not reproduced here'} ({host_why})")
@@ -860,7 +868,6 @@ def measure_run(run: Path, cpu: int | None = None, shifts=SHIFTS,
         (t, rewrites_for(t, f"forced: {THUNKS[t][1]}", flags, indirect), False)
         for t in thunk_names if t != host]
     todo, refused, thunk_refused = schedule(modules, matrix["variants"], kinds, host, host_why)
-    refused.update(unfit)
     for tag, mine in refused.items():
         for v, why in mine.items():
             messages.say(f"[tpbench] native: {tag}: {v} refused: {why}")

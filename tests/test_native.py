@@ -413,22 +413,23 @@ def test_indirect_calls_go_through_the_retpoline_or_straight_as_the_kernel_makes
 CLANG_LTO_KO = FIXTURES / "modules" / "clang-22-lto" / "tpbench-x86_64-jump_label.ko"
 
 
-def test_a_clang_lto_module_is_skipped_with_the_reason(tmp_path):
-    """clang's LTO puts each C function in a section of its own (.text.<name>): the loader,
-    which lays out .text alone, says so and times nothing of that module."""
+@x86_only
+def test_a_clang_lto_module_is_laid_out_as_the_kernel_places_it_and_runs(tmp_path):
+    """clang's LTO puts each C function in a section of its own (.text.<name>): the loader
+    lays them out after .text, each at its alignment, as the kernel's loader does, and every
+    variant runs, kCFI's preambles and all."""
     code = native.read_module(CLANG_LTO_KO)
-    assert code.elsewhere["tpbench_c_trace"].startswith(".text.")
-    assert "tpbench_rust_trace" in code.functions       # Rust's objects are not LTO'd
-    why = native.split_functions(code, variants_in(code) + ["c_trace"])
-    assert "-ffunction-sections" in why and "not timed natively" in why
-    run = tmp_path / "run"
-    run.mkdir()
-    shutil.copy(DISTRO_RUN / "context.json", run / "context.json")
-    shutil.copy(CLANG_LTO_KO, run / CLANG_LTO_KO.name)
-    _, todo, skipped = native.plan(run)
-    assert todo == [] and len(skipped) == 1 and skipped[0][0] == "x86_64/jump_label"
-    assert "-ffunction-sections" in skipped[0][1]
-    native.measure_run(run)
-    about = rundir.context(run)["native_about"]
-    assert about["ran"] is False and "-ffunction-sections" in about["why"]
-    assert set(about["refused"]["x86_64/jump_label"].values()) == {native.UNFIT}
+    variants = variants_in(code)
+    assert {"c_trace", "rust_trace", "c_dense", "rust_helper"} <= set(variants)
+    assert native.check_runnable(code, variants) == []
+    assert {sec for sec in code.elsewhere.values()} <= {".init.text", ".exit.text",
+                                                       ".static_call.text"}
+    start, _ = code.functions["tpbench_c_trace"]
+    assert code.text[start:start + 4] == bytes.fromhex("f30f1efa")      # endbr64
+    # The kCFI hash before each function, as clang emits it: mov $hash, %eax.
+    cfi, _ = code.functions["__cfi_tpbench_c_trace"]
+    assert code.text[cfi] == 0xB8 and cfi < start
+    rewrites = native.rewrites_for("ret", "plain", set())
+    assert native.refusals(code, variants, rewrites) == {}
+    out = native.time_code(code, variants, [1, 10], 3, 1, 0, tmp_path, rewrites=rewrites)
+    assert {s["variant"] for s in out.samples} == set(variants)
