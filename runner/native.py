@@ -211,8 +211,6 @@ class ModuleCode:
     # .text offsets of the branches and calls the assembler resolved itself (no relocation:
     # a static function of the same section), with their targets
     local_branches: list[tuple[int, int]] = field(default_factory=list)
-    # Functions in executable sections the loader does not lay out (.init.text), by name.
-    elsewhere: dict[str, str] = field(default_factory=dict)
 
 
 def read_module(path: Path) -> ModuleCode:
@@ -288,8 +286,6 @@ def _read_elf(path: Path, elf: ELFFile) -> ModuleCode:
                                 + r["r_addend"]))
     sizes = {s.name: s["sh_size"] for s in elf.iter_sections() if s["sh_flags"] & 2}  # SHF_ALLOC
     code = ModuleCode(path, arch, bytes(text), functions, relocs, sizes, patched)
-    code.elsewhere = {name: sections[index] for index, found in by_section.items()
-                      if index not in texts for _, _, name in found}
     if arch == "x86_64":
         # A relocated branch: the relocation follows its opcode (and clang's cs prefix).
         relocated = {off - k for off, *_ in relocs for k in (1, 2)}
