@@ -118,7 +118,10 @@ CLANG_ROOT = DebianRoot(
     suite="trixie",
     packages=("make", "bc", "flex", "bison", "libelf-dev", "libssl-dev", "python3", "cpio",
               "kmod", "xz-utils", "rustc-web", "rust-web-src", "bindgen", "libclang1-21",
-              f"clang-{CLANG_LLVM}", f"lld-{CLANG_LLVM}", f"llvm-{CLANG_LLVM}"),
+              f"clang-{CLANG_LLVM}", f"lld-{CLANG_LLVM}", f"llvm-{CLANG_LLVM}",
+              # objdump for arm64's modules and kernel helpers (ArchParams.objdump): LLVM=
+              # needs no binutils, so nothing else brings it into the root.
+              "binutils-aarch64-linux-gnu"),
     libclang_path="/usr/lib/llvm-21/lib",
     more_suites=("trixie-backports",),
 )
