@@ -9,7 +9,8 @@ import pandas as pd
 
 from analysis import load
 from analysis import words
-from analysis import answer, codegen, compare, cover, figures, plots, report, size, stats, validate, verdict
+from analysis import (answer, codegen, compare, cover, figures, hardening, plots, report, size,
+                      stats, validate, verdict)
 from common import disk, rundir
 from common.messages import Failure
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
@@ -63,25 +64,47 @@ def measured_per_call(summary: pd.DataFrame, arch: str, config: str):
     return dict(zip(part.variant, part.per_call)), ""
 
 
+def module_code(run: Path, context: dict, arch: str, config: str):
+    """A run's module of `arch` and `config` as the kernel runs it once loaded: its functions
+    (objdump's, with the kernel helpers it calls) and its sites by function."""
+    ko = rundir.guest_file(run, "module", arch, config)
+    try:
+        funcs = codegen.parse_objdump(rundir.read_objdump(run, arch, config))
+    except rundir.Damaged as e:
+        raise validate.BadRun(str(e)) from None
+    codegen.add_aliases(funcs, function_aliases(ko))
+    codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
+    helpers = rundir.guest_file(run, "helpers", arch, config)
+    if helpers.exists():
+        for name, f in codegen.kernel_functions(helpers.read_text()).items():
+            funcs.setdefault(name, f)
+    guest = context["configs"].get(f"{arch}/{config}", {})
+    codegen.as_loaded(funcs, return_thunk=not no_return_thunk(guest.get("vulnerabilities", {})),
+                      ftrace_entries=patchable_entries(ko))
+    return funcs, codegen.sites_by_function(ko)
+
+
+def hardening_facts(runs: list[load.Analysed]) -> dict:
+    """(kernel, profile, arch, config) -> analysis.hardening.facts, for each module of a
+    clang build and of the GCC build its page sets beside it."""
+    clang = {(load.kernel_of(a.context), arch) for a in runs if a.profile == "clang"
+             for arch, _ in rundir.guest_files(a.run, "module")}
+    out = {}
+    for a in runs:
+        kernel = load.kernel_of(a.context)
+        for arch, config in rundir.guest_files(a.run, "module"):
+            if (kernel, arch) in clang and a.profile in ("clang", "distro"):
+                funcs, sites = module_code(a.run, a.context, arch, config)
+                out[(kernel, a.profile, arch, config)] = hardening.facts(funcs, sites)
+    return out
+
+
 def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
     context, samples = load.load_run(run, allow_incomplete)
     summary = stats.summarize(samples, units=context.get("units"))
     failed = False
     for (arch, config), ko in rundir.guest_files(run, "module").items():
-        try:
-            funcs = codegen.parse_objdump(rundir.read_objdump(run, arch, config))
-        except rundir.Damaged as e:
-            raise validate.BadRun(str(e)) from None
-        codegen.add_aliases(funcs, function_aliases(ko))
-        codegen.name_tracepoint_anchors(funcs, tracepoint_anchor_relocations(ko))
-        helpers = rundir.guest_file(run, "helpers", arch, config)
-        if helpers.exists():
-            for name, f in codegen.kernel_functions(helpers.read_text()).items():
-                funcs.setdefault(name, f)
-        guest = context["configs"].get(f"{arch}/{config}", {})
-        codegen.as_loaded(funcs, return_thunk=not no_return_thunk(guest.get("vulnerabilities", {})),
-                          ftrace_entries=patchable_entries(ko))
-        sites = codegen.sites_by_function(ko)
+        funcs, sites = module_code(run, context, arch, config)
         mine = stats.guest(samples)
         mine = stats.rows(mine, arch=arch, config=config)
         variants = plots.ordered(mine.variant.unique())
@@ -207,7 +230,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     checks = tagged(run, "checks")
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)
-                                     & (thunk_table.kernel == load.kernel_of(context))])
+                                     & (thunk_table.kernel == load.kernel_of(context))],
+                         table, hardening_facts([main, *others]))
     for name, text in pages.items():
         disk.write_atomically(pages_dir / f"{name}.md", text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),

@@ -15,6 +15,7 @@ from analysis.stats import fmt
 from analysis.report import PAGES
 from analysis.load import kernel_of, profile_of
 from analysis.pages.method import reproduce_command
+from analysis.verdict import cell
 from analysis.words import PAGES_DIR, thunk_label, tool_words
 from kelf.rewrites import THUNKS
 
@@ -31,14 +32,6 @@ def and_list(words: list[str]) -> str:
 
 def plural(n, word: str) -> str:
     return f"{fmt(n)} {word}" + ("" if n == 1 else "s")
-
-
-def cell(table: pd.DataFrame, column: str = "instructions_per_site", **equal):
-    """One value of the verdict table, or None when the run has no such row."""
-    part = table
-    for key, value in equal.items():
-        part = part[part[key] == value]
-    return None if part.empty or pd.isna(part[column].iloc[0]) else part[column].iloc[0]
 
 
 def archs_of(table: pd.DataFrame) -> list[str]:
@@ -222,6 +215,49 @@ def mainline_sentence(table: pd.DataFrame, profile: str, series: str, what: str)
     text = (f"**Mainline** ({what}) measured alike: {same} of "
             f"{same + len(differ)} bare sites cost what the series' do")
     return text + ("; " + "; ".join(differ) + "." if differ else ".")
+
+
+# The sites C and Rust are weighed on, per site kind: (words, C's, Rust's).
+PAIRS = (("bare", "c_trace", "rust_trace"), ("driver-like", "c_txn", "rust_txn"),
+         ("16 in a row, per site", "c_dense", "rust_dense"))
+
+
+def clang_sentence(table: pd.DataFrame) -> str:
+    """Where C's and Rust's sites differ in the clang builds (every site kind, kernel,
+    architecture and config), and what mainline's inline helpers make of its Rust site."""
+    clang = table[table.profile == "clang"]
+    if clang.empty:
+        return ""
+    same, differ = 0, []
+    for (kernel, arch, config), g in clang.groupby(["kernel", "arch", "config"], sort=False):
+        for words, c, r in PAIRS:
+            cv, rv = cell(g, variant=c), cell(g, variant=r)
+            if cv is None or rv is None:
+                continue
+            if round(cv, 2) == round(rv, 2):
+                same += 1
+            else:
+                calls = cell(g, "calls_while_off", variant=c)
+                differ.append(f"{kernel} {arch} {SHORT[config]} {words}: C {fmt(cv)}, "
+                              f"Rust {fmt(rv)}"
+                              + (f" (C calls `{calls}()`)" if isinstance(calls, str) and calls
+                                 else ""))
+    helpers = []
+    ml = table[(table.kernel == "mainline") & (table.variant == "rust_trace")]
+    for r in ml[(ml.profile == "clang")].itertuples():
+        gcc = cell(ml, profile="distro", arch=r.arch, config=r.config)
+        gcc_calls = cell(ml, "calls_while_off", profile="distro", arch=r.arch, config=r.config)
+        if gcc is not None and isinstance(gcc_calls, str) and gcc_calls:
+            helpers.append(f"{r.arch} {SHORT[r.config]} {fmt(gcc)} -> "
+                           f"{fmt(r.instructions_per_site)}")
+    text = (f"**Built by clang as Android builds** (full LTO, kCFI, arm64's shadow call "
+            f"stack): C's and Rust's sites cost alike in {same} of {same + len(differ)} "
+            "site kinds, kernels, architectures and configs"
+            + ("; they differ in " + "; ".join(differ) if differ else ""))
+    if helpers:
+        text += ("; mainline's inline helpers (CONFIG_RUST_INLINE_HELPERS) take Rust's site "
+                 "from GCC's build to clang's: " + "; ".join(helpers))
+    return text + "."
 
 
 def site_table(table: pd.DataFrame) -> list[str]:
@@ -494,6 +530,8 @@ QUESTIONS = {
     "mainline": "Does mainline's own implementation cost the same? Which differences are "
                 "the compiler's, which the kernel's?",
     "profiles": "What changes in a kernel built for size (`-Os`, tinyconfig)?",
+    "clang": "Does it hold in the kernels Android ships Rust drivers in (clang, full LTO, "
+             "kCFI, shadow call stack, mainline's inline helpers)?",
     "dense": "Do 16 sites in one function each stay one NOP?",
     "recording": "What does a call cost while its event records, and are the records right?",
     "size": "How many bytes does each site and each event add?",
@@ -523,7 +561,8 @@ def answer_sentences(table: pd.DataFrame, context: dict, others: list[dict],
         layout_sentence(main, table),
         helper_sentence(main, thunks, host, refused, table), arguments_sentence(main, table),
         mainline_sentence(table, profile, kernel, next(
-            (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), ""))) if s]
+            (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), "")),
+        clang_sentence(table)) if s]
 
 
 def native_lines(main: pd.DataFrame, context: dict, thunks: pd.DataFrame) -> list[str]:

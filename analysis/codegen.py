@@ -279,6 +279,12 @@ def got_load(insn: Insn) -> bool:
     return insn.reloc_type == "R_LARCH_GOT_PC_LO12" and is_key_symbol(insn.reloc)
 
 
+# arm64's load-acquires: under LTO, arch/arm64/include/asm/rwonce.h turns READ_ONCE() into
+# one (a compiler that sees across files could break a dependency's ordering), so the key's
+# count is read with ldar (or ldapr with RCpc) in a clang LTO kernel.
+ARM64_ACQUIRE_LOADS = {"ldar", "ldapr", "ldapur"}
+
+
 class KeyState:
     """What the walk knows of the key while it is off: the registers holding the key's
     address or its count (0), and the flags of the last comparison of that count."""
@@ -311,8 +317,8 @@ class KeyState:
         reads_key = is_key_symbol(insn.reloc) or any(
             base_register(o) in self.base for o in ops) or (
             m in LOONGARCH_LOADS and len(ops) > 1 and reg(ops[1]) in self.base)
-        if (m.startswith(("mov", "ldr")) or m in RISCV_LOADS | LOONGARCH_LOADS) and reads_key \
-                and ops:
+        if (m.startswith(("mov", "ldr")) or m in ARM64_ACQUIRE_LOADS
+                or m in RISCV_LOADS | LOONGARCH_LOADS) and reads_key and ops:
             dest = ops[-1] if m.startswith("mov") else ops[0]
             self.count.add(reg(dest))
             return
@@ -535,13 +541,28 @@ def walk_all(funcs, sites: set, variants) -> dict[str, list[tuple[str, Insn]] | 
     return walks
 
 
-def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
-    """A called function of the same object, from entry to return, with the key off."""
-    # A call within one section has no relocation: objdump names the target itself, in the
-    # operands (x86: "5e5 <name>") or in its comment (loongarch64: "-132 # 210 <name>").
+def callee(funcs: dict[str, Function], call: Insn) -> str | None:
+    """The function of this object a direct call reaches, or None (the kernel's, or an
+    indirect call). A call within one section has no relocation: objdump names the target
+    itself, in the operands (x86: "5e5 <name>") or in its comment (loongarch64: "-132 # 210
+    <name>"). A relocation names a function, its section (".text.<name>": clang's function
+    sections), or a place in a section (".text+0x182c": a static function, as mainline's
+    out-of-line trace_<event>(); x86's PC-relative ones point 4 bytes before it)."""
     local = re.search(r"<([\w.]+)>\s*$", call.operands)
     name = call.reloc or (local.group(1) if local else None)
-    if name not in funcs:
+    for candidate in (name, (name or "").removeprefix(".text.")):
+        if candidate in funcs:
+            return candidate
+    if call.reloc and call.reloc.startswith("."):
+        return next((f.name for f in funcs.values() if f.section == call.reloc
+                     and f.start in (call.reloc_addend, call.reloc_addend + 4)), None)
+    return None
+
+
+def callee_path(funcs, call: Insn, sites: set) -> list[tuple[str, Insn]]:
+    """A called function of the same object, from entry to return, with the key off."""
+    name = callee(funcs, call)
+    if name is None:
         return []    # outside this object (the kernel): the call itself is on the path
     f = funcs[name]
     key = KeyState(f)
@@ -786,7 +807,8 @@ def path_summary(funcs, sites_map: dict[str, list[Site]], variants) -> list[tupl
                          + (" (ftrace)" if FTRACE_LOADED in i.operands else "")
                          + (" (literal load)" if literal_load(i)
                             else " (load)" if loads_data(i) else "")
-                         + (f" {i.reloc}" if is_call(i.mnemonic) and i.reloc else "")
+                         + (f" {callee(funcs, i) or i.reloc}" if is_call(i.mnemonic) and i.reloc
+                            else "")
                          + (" (taken)" if taken else ""))
         k = iterations_per_trip(path)
         count = (f"{per_iteration(path):g} ({len(path)} per trip, unrolled {k} times)" if k > 1

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import answer, stats
+from analysis.verdict import cell as verdict_cell
 
 WIDTH = 72
 START = "Measured by tpbench"
@@ -57,7 +58,7 @@ def table_lines(summary: pd.DataFrame, verdict: pd.DataFrame, profile: str) -> l
         for arch in archs:
             for config in configs:
                 if variant in PER_SITE:
-                    value = answer.cell(verdict, arch=arch, config=config, variant=variant)
+                    value = verdict_cell(verdict, arch=arch, config=config, variant=variant)
                 else:
                     value = per_call.get((arch, config, variant))
                 cells.append("-" if value is None or pd.isna(value) else answer.fmt(value))

@@ -7,6 +7,7 @@ import pandas as pd
 
 from analysis import size, stats
 from analysis.load import Analysed, kernel_of, profile_of
+from analysis.pages.clang import clang_section
 from analysis.pages.dense import density_section
 from analysis.pages.driver import arguments_section
 from analysis.pages.guest import headline, sources, verdict_table
@@ -39,6 +40,7 @@ def page_head(title: str, context: dict, repo_root: Path, run: Path) -> list[str
 PAGES = (("guest", "Inside the guest: every variant in every state"),
          ("mainline", "Mainline beside the series"),
          ("profiles", "Build profiles side by side"),
+         ("clang", "Built by clang as Android builds"),
          ("native", "Native: the module's own code on the host CPU"),
          ("driver", "Arguments read from a driver's structure"),
          ("dense", "Many sites in one function"),
@@ -51,10 +53,12 @@ PAGES = (("guest", "Inside the guest: every variant in every state"),
 
 def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, str],
           repo_root: Path, paths=None, sizes=None, others=(), processes=None,
-          thunks=None) -> dict[str, str]:
+          thunks=None, table=None, facts=None) -> dict[str, str]:
     """The detail pages of a run (<run>/report/<name>.md), by name; a page with nothing to
     say for this run is left out. `others` are its further build profiles and kernels
-    (Analysed); `thunks` its native costs per return thunk (analysis.verdict.thunk_costs)."""
+    (Analysed); `thunks` its native costs per return thunk (analysis.verdict.thunk_costs);
+    `table` its verdict rows, `facts` what analysis.hardening read from the modules the clang
+    page weighs."""
     summary = stats.guest(everything)
     accel = sorted({c["accel"] for c in context["configs"].values()})
     main = Analysed(run, context, everything, paths or {})
@@ -91,6 +95,8 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
     body["guest"] = guest + sources(everything, context)
     body["mainline"] = kernels_section(main, kernels)
     body["profiles"] = [line for other in profiles for line in profiles_section(main, other)]
+    if table is not None:
+        body["clang"] = clang_section(table, facts or {}, [main, *others])
     body["native"] = native_section(run, everything, context)
     if body["native"]:
         body["native"] += process_table(processes, stats.NATIVE_UNIT)

@@ -34,6 +34,14 @@ THUNK_COLUMNS = ["arch", "config", "profile", "kernel", "thunk", "host", "varian
 _CALL = re.compile(r"^`?(?:call|bl|blx|jal|jalr)\s+([A-Za-z_][\w.]*)")
 
 
+def cell(table: pd.DataFrame, column: str = "instructions_per_site", **equal):
+    """One value of a verdict table, or None when the run has no such row."""
+    part = table
+    for key, value in equal.items():
+        part = part[part[key] == value]
+    return None if part.empty or pd.isna(part[column].iloc[0]) else part[column].iloc[0]
+
+
 def calls_while_off(path_rows: list, variant: str, baseline: str) -> str | None:
     """The functions a site's disabled path calls beyond its baseline's, ";"-joined, in path
     order ("" for none); None when the disassembly has no path for it."""

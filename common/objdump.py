@@ -37,6 +37,7 @@ class Insn:
     reloc: str | None = None     # symbol a relocation in this instruction names
     call_reloc: bool = False     # that relocation is riscv64's call to the symbol
     reloc_type: str = ""         # the relocation's type (R_LARCH_GOT_PC_LO12, ...)
+    reloc_addend: int = 0        # its addend: where in a section (".text+0x1df0") it points
 
     @property
     def text(self) -> str:
@@ -115,7 +116,8 @@ def parse_objdump(text: str) -> dict[str, Function]:
             continue
         m = _RELOC.match(line)
         if m and current.insns:
-            sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
+            addend = re.search(r"([-+])0x([0-9a-f]+)$", m.group(3))
+            sym = m.group(3)[:addend.start()] if addend else m.group(3)
             offset = int(m.group(1), 16)
             if m.group(2) == "R_ARM_ABS32" and offset >= current.insns[-1].end:
                 # objdump prints zero literal words after the code as "..." and only
@@ -123,6 +125,8 @@ def parse_objdump(text: str) -> dict[str, Function]:
                 current.insns.append(Insn(offset, bytes(4), ".word", "0x00000000"))
             current.insns[-1].reloc = sym
             current.insns[-1].reloc_type = m.group(2)
+            current.insns[-1].reloc_addend = (int(addend.group(2), 16) * (-1 if addend.group(1)
+                                              == "-" else 1) if addend else 0)
             current.insns[-1].call_reloc = m.group(2).startswith(("R_RISCV_CALL",
                                                                  "R_LARCH_CALL36"))
     return funcs

@@ -433,3 +433,24 @@ def test_a_cs_prefixed_jump_to_the_return_thunk_is_a_return():
     key_count = f["tpbench_key_count"]
     assert "cs" not in {i.mnemonic for i in key_count.insns}
     assert codegen.disabled_path(f, "tpbench_rust_count_call", set())
+
+
+def test_an_arm64_lto_kernel_reads_the_key_with_a_load_acquire():
+    """Under LTO arm64's READ_ONCE() is ldar (asm/rwonce.h): the walk reads that as the key's
+    count, so clang's `cmp w8, #1; b.lt` is decided, into the helper and in C's own site."""
+    f = funcs("objdump-clang-arm64-no_jump_label.txt")
+    site = codegen.disabled_path(f, "tpbench_c_trace", set())
+    base = codegen.disabled_path(f, "tpbench_c_base", set())
+    assert "ldar" in [i.mnemonic for _, i in site]
+    assert codegen.per_iteration(site) - codegen.per_iteration(base) == 3
+    helper = codegen.disabled_path(f, "tpbench_rust_helper", set())
+    assert ("tpbench_trace_helper", "b.lt") in [(fn, i.mnemonic) for fn, i in helper]
+
+
+def test_a_call_into_a_section_offset_reaches_the_function_there():
+    """Mainline's module calls its static functions as `.text+0x1df0`: the call reaches
+    __do_trace_tpbench_hit(), the function at that offset, not the kernel."""
+    f = funcs("objdump-clang-mainline-arm64-jump_label.txt")
+    calls = [i for i in f["rust_do_trace_tpbench_hit"].insns if i.mnemonic == "bl"]
+    assert calls[0].reloc == ".text" and calls[0].reloc_addend == 0x1df0
+    assert codegen.callee(f, calls[0]) == "__do_trace_tpbench_hit"
