@@ -26,7 +26,12 @@ REWRITE_SECTIONS = {
                         "features",
     ".ibt_endbr_seal": "apply_seal_endbr() turns an `endbr64` that no indirect call reaches "
                        "into a NOP when the CPU enforces IBT",
+    ".cfi_sites": "apply_fineibt() writes new type hashes into each kCFI preamble and check "
+                  "(cfi_rand), or, on a CPU that enforces IBT, rewrites both into FineIBT's",
 }
+# kCFI's preamble before each function (`mov $hash, %eax` and NOPs), which .cfi_sites lists:
+# CONFIG_FUNCTION_PADDING_BYTES before the function's entry.
+CFI_PREAMBLE = 16
 
 
 # The thunks a return may go through, in the order of the report's table: the kernel symbol

@@ -39,7 +39,8 @@ from elftools.elf.elffile import ELFFile
 
 from common.arches import MACHINES
 from kelf.jump_table import functions_by_section
-from kelf.rewrites import REWRITE_SECTIONS, THUNKS, indirect_branches, return_thunk
+from kelf.rewrites import (CFI_PREAMBLE, REWRITE_SECTIONS, THUNKS, indirect_branches,
+                           return_thunk)
 from common import messages, objdump, rundir
 from runner import bench, proc, thunks
 from runner import config as cfg
@@ -139,6 +140,13 @@ def rewrites_for(thunk: str | None, why: str, cpu_flags: set[str],
                                            "as apply_seal_endbr() writes")
         if "ibt" in cpu_flags else
         Rewrite("keep", "endbr64 stays: this CPU does not enforce IBT"),
+        ".cfi_sites": Rewrite(None, "FineIBT: on this IBT CPU the kernel rewrites the function's "
+                                    "kCFI preamble into FineIBT's (apply_fineibt()), not "
+                                    "reproduced here")
+        if "ibt" in cpu_flags else
+        Rewrite("keep", "kCFI stays as compiled: this CPU does not enforce IBT, so the kernel "
+                        "only writes new hash values into the same instructions (cfi_rand), "
+                        "and the timed code, called at its entry, runs no check"),
     }
 
 
@@ -378,7 +386,8 @@ def refusals(code: ModuleCode, variants, rewrites: dict[str, Rewrite]) -> dict[s
                                       "the kernel crate whose code is not in the module")
             for section, off in code.patched_at_load:
                 rewrite = rewrites.get(section, Rewrite(None, "unknown to this loader"))
-                if function_at(code, off) != fn:
+                # A kCFI preamble belongs to the function after it.
+                if function_at(code, off + (CFI_PREAMBLE if section == ".cfi_sites" else 0)) != fn:
                     continue
                 if rewrite.action is None:
                     refused.setdefault(v, f"{fn} has a site in {section} at .text+{off:#x}: "

@@ -433,3 +433,19 @@ def test_a_clang_lto_module_is_laid_out_as_the_kernel_places_it_and_runs(tmp_pat
     assert native.refusals(code, variants, rewrites) == {}
     out = native.time_code(code, variants, [1, 10], 3, 1, 0, tmp_path, rewrites=rewrites)
     assert {s["variant"] for s in out.samples} == set(variants)
+
+
+@x86_only
+def test_kcfi_preambles_are_kept_without_ibt_and_refused_by_name_with_it():
+    """Without IBT the kernel only re-hashes kCFI (same instructions): every variant runs.
+    On an IBT CPU it rewrites each preamble into FineIBT's, which this loader does not: each
+    variant whose loop has a preamble (the one before its entry) is refused, named."""
+    code = native.read_module(CLANG_LTO_KO)
+    variants = variants_in(code)
+    assert any(section == ".cfi_sites" for section, _ in code.patched_at_load)
+    kept = native.rewrites_for("ret", "plain", set())
+    assert kept[".cfi_sites"].action == "keep"
+    assert native.refusals(code, variants, kept) == {}
+    refused = native.refusals(code, variants, native.rewrites_for("ret", "plain", {"ibt"}))
+    assert "c_trace" in refused and "FineIBT" in refused["c_trace"]
+    assert refused["c_trace"].startswith("tpbench_c_trace has a site in .cfi_sites")

@@ -116,6 +116,22 @@ def kcfi_table(facts: dict, runs: list[Analysed]) -> list[str]:
     return out
 
 
+def native_kcfi_lines(runs: list[Analysed]) -> list[str]:
+    """What the native stage did with each clang x86_64 module's kCFI, as its context
+    recorded it: kept as compiled, or refused (FineIBT, on a CPU that enforces IBT)."""
+    out = []
+    for a in runs:
+        about = a.context.get("native_about", {})
+        if a.profile != PROFILE or not about:
+            continue
+        cfi = about.get("rewrites", {}).get(".cfi_sites")
+        out.append(f"Natively ({kernel_of(a.context)} x86_64): "
+                   + (f"{'refused' if cfi['action'] == 'refuse' else cfi['action']}: "
+                      f"{cfi['why']}." if cfi else
+                      "the run predates recording what the native stage did with kCFI."))
+    return out
+
+
 def lto_lines(facts: dict, runs: list[Analysed]) -> list[str]:
     """What the disassembly shows of full LTO's reach across the module's files: the event's
     iterator inlined into each enabled path, C's `trace_<event>()` out of line or not, and
@@ -195,7 +211,7 @@ def clang_section(table: pd.DataFrame, facts: dict, runs: list[Analysed]) -> lis
                 "on the way to it; with two or more, the event's iterator calls each probe "
                 "indirectly and passes its check per probe. Beside them the instructions "
                 "measured with a probe attached, net of each loop's baseline.", "",
-                *kcfi_table(facts, runs), "",
+                *kcfi_table(facts, runs), "", *native_kcfi_lines(runs), "",
                 "## What full LTO changed", "",
                 "Each module's C files are linked as one LLVM module: what crosses a file "
                 "(the event's iterator is defined in `tpbench_events.c`, the C sites are in "
