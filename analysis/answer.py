@@ -236,12 +236,25 @@ def clang_sentence(table: pd.DataFrame) -> str:
                 continue
             if round(cv, 2) == round(rv, 2):
                 same += 1
-            else:
-                calls = cell(g, "calls_while_off", variant=c)
-                differ.append(f"{kernel} {arch} {SHORT[config]} {words}: C {fmt(cv)}, "
-                              f"Rust {fmt(rv)}"
-                              + (f" (C calls `{calls}()`)" if isinstance(calls, str) and calls
-                                 else ""))
+                continue
+            calls = cell(g, "calls_while_off", variant=c)
+            taken = {v: cell(g, "taken_per_site", variant=v) for v in (c, r)}
+            native = {v: g[g.variant == v].iloc[0] for v in (c, r)}
+            timed = all(pd.notna(row.native_median) for row in native.values())
+            differ.append(
+                f"{kernel} {arch} {SHORT[config]} {words}: "
+                + ", ".join(f"{who} {fmt(value)}" + (f" ({fmt(taken[v])} taken)" if taken[v]
+                                                      else "")
+                            for who, v, value in (("C", c, cv), ("Rust", r, rv)))
+                + (f" (C calls `{calls}()`)" if isinstance(calls, str) and calls else "")
+                + (f", natively C {native_words(native[c])} and Rust "
+                   f"{native_words(native[r])} {native[c].native_unit}" if timed else ""))
+    calls = []
+    for r in clang[(clang.variant == "rust_helper") & (clang.config == "jump_label")].itertuples():
+        gcc = cell(table, kernel=r.kernel, profile="distro", arch=r.arch, config=r.config,
+                   variant="rust_helper")
+        if gcc is not None and gcc != r.instructions_per_site:
+            calls.append(f"{r.kernel} {r.arch} {fmt(gcc)} -> {fmt(r.instructions_per_site)}")
     helpers = []
     ml = table[(table.kernel == "mainline") & (table.variant == "rust_trace")]
     for r in ml[(ml.profile == "clang")].itertuples():
@@ -252,11 +265,14 @@ def clang_sentence(table: pd.DataFrame) -> str:
                            f"{fmt(r.instructions_per_site)}")
     text = (f"**Built by clang as Android builds** (full LTO, kCFI, arm64's shadow call "
             f"stack): C's and Rust's sites cost alike in {same} of {same + len(differ)} "
-            "site kinds, kernels, architectures and configs"
+            "cases (site kind, kernel, architecture, config)"
             + ("; they differ in " + "; ".join(differ) if differ else ""))
     if helpers:
         text += ("; mainline's inline helpers (CONFIG_RUST_INLINE_HELPERS) take Rust's site "
                  "from GCC's build to clang's: " + "; ".join(helpers))
+    if calls:
+        text += ("; a Rust driver's call of a C helper, with jump labels, from GCC's build to "
+                 "clang's: " + "; ".join(calls))
     return text + "."
 
 

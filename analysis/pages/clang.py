@@ -132,6 +132,24 @@ def native_kcfi_lines(runs: list[Analysed]) -> list[str]:
     return out
 
 
+def reach_words(path: dict) -> str:
+    """How one enabled path reaches its probe."""
+    return ("calls `__traceiter_tpbench_hit()`" if path["calls_iterator"] else
+            "reaches it through a static call" if path["static_call"] else
+            "has `__traceiter_tpbench_hit()` inlined, from another file")
+
+
+def trace_words(f: dict) -> str:
+    return "out of line, a function of its own" if f["out_of_line_trace"] else \
+        "inlined at every site"
+
+
+def gcc_words(mine: str, theirs) -> str:
+    """GCC's build beside clang's: " (as in GCC's build)", or what GCC's does instead."""
+    return "" if not theirs else " (as in GCC's build)" if theirs == mine else \
+        f" (GCC's build: {theirs})"
+
+
 def lto_lines(facts: dict, runs: list[Analysed]) -> list[str]:
     """What the disassembly shows of full LTO's reach across the module's files: the event's
     iterator inlined into each enabled path, C's `trace_<event>()` out of line or not, and
@@ -140,15 +158,14 @@ def lto_lines(facts: dict, runs: list[Analysed]) -> list[str]:
     for (kernel, profile, arch, config), f in facts.items():
         if profile != PROFILE or config != "jump_label":
             continue
+        gcc = facts.get((kernel, GCC, arch, config), {"paths": {}})
         how = []
         for who, path in f["paths"].items():
-            how.append(f"{who}'s `{path['function']}()` "
-                       + ("calls `__traceiter_tpbench_hit()`" if path["calls_iterator"] else
-                          "reaches its probe through a static call" if path["static_call"] else
-                          "has `__traceiter_tpbench_hit()` inlined, from another file"))
-        how.append("C's `trace_tpbench_hit()` is "
-                   + ("out of line, a function of its own" if f["out_of_line_trace"]
-                      else "inlined at every site"))
+            theirs = gcc["paths"].get(who)
+            how.append(f"{who}'s `{path['function']}()` {reach_words(path)}"
+                       + gcc_words(reach_words(path), theirs and reach_words(theirs)))
+        how.append("C's `trace_tpbench_hit()` is " + trace_words(f)
+                   + gcc_words(trace_words(f), "out_of_line_trace" in gcc and trace_words(gcc)))
         out.append(f"- **{kernel} {arch}**: " + "; ".join(how) + ".")
     for a in runs:
         if a.profile != PROFILE:
@@ -164,11 +181,11 @@ def lto_lines(facts: dict, runs: list[Analysed]) -> list[str]:
     return out
 
 
-def shadow_stack_table(table: pd.DataFrame, facts: dict) -> list[str]:
+def shadow_stack_table(table: pd.DataFrame, facts: dict, runs: list[Analysed]) -> list[str]:
     """On arm64, the helper-calling site built by GCC and by clang, and the shadow call
     stack's instructions on its disabled path (per event)."""
     out = ["| kernel | config | helper, GCC (distro) | helper, clang | shadow call stack, per "
-           "event |", "|---|---|---:|---:|---|"]
+           "event | all that only clang's path runs |", "|---|---|---:|---:|---|---|"]
     for (kernel, profile, arch, config), f in facts.items():
         if profile != PROFILE or arch != "arm64":
             continue
@@ -178,9 +195,21 @@ def shadow_stack_table(table: pd.DataFrame, facts: dict) -> list[str]:
         words = ("(no walk of its path)" if scs is None else
                  f"{len(scs)}: " + ", ".join(f"`{w}`" for w in scs) if scs else
                  "none: the helper returns before its frame is made")
+        only = extra_words(runs, kernel, arch, config, "rust_helper")
         out.append(f"| {kernel} | {SHORT[config]} | "
-                   + " | ".join("-" if v is None else fmt(v) for v in values) + f" | {words} |")
+                   + " | ".join("-" if v is None else fmt(v) for v in values)
+                   + f" | {words} | {only} |")
     return out if len(out) > 2 else []
+
+
+def extra_words(runs: list[Analysed], kernel: str, arch: str, config: str, variant: str) -> str:
+    """What the clang build's disabled path of `variant` runs and GCC's does not, counted."""
+    paths = {a.profile: sites.path_words(a.paths.get(f"{arch}-{config}", []))
+             for a in runs if kernel_of(a.context) == kernel and a.profile in (GCC, PROFILE)}
+    mine, theirs = (paths.get(p, {}).get(variant) for p in (PROFILE, GCC))
+    if mine is None or theirs is None:
+        return "(no disassembly)"
+    return counted_words([f"`{w}`" for w in sites.extra_words(mine, theirs)]) or "-"
 
 
 def clang_section(table: pd.DataFrame, facts: dict, runs: list[Analysed]) -> list[str]:
@@ -211,13 +240,14 @@ def clang_section(table: pd.DataFrame, facts: dict, runs: list[Analysed]) -> lis
                 "on the way to it; with two or more, the event's iterator calls each probe "
                 "indirectly and passes its check per probe. Beside them the instructions "
                 "measured with a probe attached, net of each loop's baseline.", "",
-                *kcfi_table(facts, runs), "", *native_kcfi_lines(runs), "",
+                *kcfi_table(facts, runs), "",
+                *[line for text in native_kcfi_lines(runs) for line in (text, "")],
                 "## What full LTO changed", "",
                 "Each module's C files are linked as one LLVM module: what crosses a file "
                 "(the event's iterator is defined in `tpbench_events.c`, the C sites are in "
                 "`tpbench_loops.c`) may be inlined. Rust's objects are not in that link: "
                 "the helper stays a call.", "", *lto_lines(facts, runs), ""]
-        scs = shadow_stack_table(table, facts)
+        scs = shadow_stack_table(table, facts, runs)
         if scs:
             out += ["## The shadow call stack (arm64)", "",
                     "Each function that saves its return address also pushes it on the "
