@@ -36,16 +36,16 @@ def profile_runs(run: Path) -> list[Path]:
         raise validate.BadRun(str(e)) from None
 
 
-def jump_label_set(fragments: str) -> bool:
-    """Whether the Kconfig fragments, in the order merge_config applied them, leave
-    CONFIG_JUMP_LABEL set: the last line that sets or unsets it (a comment that names the
-    option, as configs/clang.config's does, is neither)."""
+def option_set(fragments: str, option: str = "CONFIG_JUMP_LABEL") -> bool:
+    """Whether the Kconfig fragments, in the order merge_config applied them, leave `option`
+    set: the last line that sets or unsets it (a comment that names the option, as
+    configs/clang.config's does, is neither)."""
     value = False
     for line in fragments.splitlines():
         line = line.strip()
-        if line == "CONFIG_JUMP_LABEL=y":
+        if line == f"{option}=y":
             value = True
-        elif line in ("CONFIG_JUMP_LABEL=n", "# CONFIG_JUMP_LABEL is not set"):
+        elif line in (f"{option}=n", f"# {option} is not set"):
             value = False
     return value
 
@@ -110,11 +110,13 @@ def cmd_codegen(run: Path, allow_incomplete: bool) -> int:
         variants = plots.ordered(mine.variant.unique())
         fragments = "\n".join(context["configs"].get(f"{arch}/{config}", {})
                               .get("fragments", {}).values())
-        jump_label = jump_label_set(fragments)
+        jump_label = option_set(fragments)
         measured, why = measured_per_call(summary, arch, config)
-        # Mainline reads the key's count through a kernel function without jump labels.
+        # Mainline reads the key's count through a kernel function without jump labels, unless
+        # its helpers are inlined into Rust's code (CONFIG_RUST_INLINE_HELPERS).
         count_helper = (codegen.MAINLINE_COUNT_HELPER
-                        if context.get("kernel") == "mainline" and not jump_label else None)
+                        if context.get("kernel") == "mainline" and not jump_label
+                        and not option_set(fragments, "CONFIG_RUST_INLINE_HELPERS") else None)
         failures = codegen.check_codegen(funcs, sites, measured, variants, jump_label,
                                          count_helper)
         ran, skipped = codegen.checks_made(measured, variants, jump_label, why, count_helper)
