@@ -261,8 +261,14 @@ def clang_sentence(table: pd.DataFrame) -> str:
         gcc = cell(ml, profile="distro", arch=r.arch, config=r.config)
         gcc_calls = cell(ml, "calls_while_off", profile="distro", arch=r.arch, config=r.config)
         if gcc is not None and isinstance(gcc_calls, str) and gcc_calls:
+            c = cell(table, kernel="mainline", profile="clang", arch=r.arch, config=r.config,
+                     variant="c_trace")
             helpers.append(f"{r.arch} {SHORT[r.config]} {fmt(gcc)} -> "
-                           f"{fmt(r.instructions_per_site)}")
+                           f"{fmt(r.instructions_per_site)} (C's: {fmt(c)})"
+                           + layout_words(table[(table.kernel == "mainline")
+                                                & (table.profile == "clang")
+                                                & (table.arch == r.arch)
+                                                & (table.config == r.config)]))
     text = (f"**Built by clang as Android builds** (full LTO, kCFI, arm64's shadow call "
             f"stack): C's and Rust's sites cost alike in {same} of {same + len(differ)} "
             "cases (site kind, kernel, architecture, config)"
@@ -274,6 +280,23 @@ def clang_sentence(table: pd.DataFrame) -> str:
         text += ("; a Rust driver's call of a C helper, with jump labels, from GCC's build to "
                  "clang's: " + "; ".join(calls))
     return text + "."
+
+
+def layout_words(rows: pd.DataFrame) -> str:
+    """", but among 16 in a row ...": where one language's dense sites take branches the
+    other's do not, with their native time when the run has it; "" where they take alike."""
+    by = {v: rows[rows.variant == v] for v in DENSE}
+    if any(g.empty for g in by.values()):
+        return ""
+    c, r = (g.iloc[0] for g in by.values())
+    if c.taken_per_site == r.taken_per_site:
+        return ""
+    text = (f", but among 16 in a row Rust's takes {fmt(r.taken_per_site)} branches per site "
+            f"and C's {fmt(c.taken_per_site)}")
+    if pd.notna(c.native_median) and pd.notna(r.native_median):
+        text += (f": natively Rust {native_words(r)} and C {native_words(c)} {c.native_unit} "
+                 "per site")
+    return text
 
 
 def site_table(table: pd.DataFrame) -> list[str]:
