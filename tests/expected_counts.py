@@ -510,4 +510,62 @@ EXPECTED_DISTRO = {
     },
 }
 
-EXPECTED = {"tiny": EXPECTED_TINY, "distro": EXPECTED_DISTRO}
+
+# Profile clang (clang 22, full LTO, kCFI, PREEMPT; arm64's shadow call stack), the series on
+# x86_64 and arm64: the counts of run 20261206T204019Z-fe594e7, each equal to the walk of its
+# disabled path (`make codegen`: paths-<arch>-<config>.tsv of data/<run>/clang/ lists the
+# instructions; the enabled state's counts add __DO_TRACE, the probe and, on arm64,
+# __traceiter_tpbench_hit() inlined by LTO with its kCFI check). Built by `make bench
+# PROFILES="distro clang"`, not by make test.
+EXPECTED_CLANG = {
+    ("x86_64", "jump_label", "disabled"): {
+        "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3, "c_trace": 4,
+        "rust_trace": 4, "rust_helper": 9, "rust_load": 6, "rust_count_call": 11,
+        "c_txn_base": 7, "rust_txn_base": 7, "c_txn": 12, "rust_txn": 12,
+        "rust_txn_lazy": 8, "c_dense": 19, "rust_dense": 19,
+    },
+    ("x86_64", "jump_label", "enabled"): {
+        "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3, "c_trace": 25,
+        "rust_trace": 30, "rust_helper": 28, "rust_load": 30, "rust_count_call": 35,
+        "c_txn_base": 7, "rust_txn_base": 7, "c_txn": 47, "rust_txn": 56,
+        "rust_txn_lazy": 56, "c_dense": 355, "rust_dense": 435,
+    },
+    ("x86_64", "no_jump_label", "disabled"): {
+        "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3, "c_trace": 5,
+        "rust_trace": 6, "rust_helper": 10, "rust_load": 6, "rust_count_call": 11,
+        "c_txn_base": 7, "rust_txn_base": 7, "c_txn": 13, "rust_txn": 14,
+        "rust_txn_lazy": 10, "c_dense": 35, "rust_dense": 51,
+    },
+    ("x86_64", "no_jump_label", "enabled"): {
+        "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3, "c_trace": 25,
+        "rust_trace": 32, "rust_helper": 29, "rust_load": 30, "rust_count_call": 35,
+        "c_txn_base": 7, "rust_txn_base": 7, "c_txn": 47, "rust_txn": 58,
+        "rust_txn_lazy": 60, "c_dense": 340, "rust_dense": 467,
+    },
+    ("arm64", "jump_label", "disabled"): {
+        "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3, "c_trace": 4,
+        "rust_trace": 4, "rust_helper": 20, "rust_load": 6, "rust_count_call": 11,
+        "c_txn_base": 5, "rust_txn_base": 5, "c_txn": 9, "rust_txn": 9, "rust_txn_lazy": 6,
+        "c_dense": 19, "rust_dense": 19,
+    },
+    ("arm64", "jump_label", "enabled"): {
+        "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3, "c_trace": 55,
+        "rust_trace": 69, "rust_helper": 68, "rust_load": 69, "rust_count_call": 74,
+        "c_txn_base": 5, "rust_txn_base": 5, "c_txn": 90, "rust_txn": 108,
+        "rust_txn_lazy": 109, "c_dense": 835, "rust_dense": 1059,
+    },
+    ("arm64", "no_jump_label", "disabled"): {
+        "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3, "c_trace": 6,
+        "rust_trace": 6, "rust_helper": 24, "rust_load": 6, "rust_count_call": 11,
+        "c_txn_base": 5, "rust_txn_base": 5, "c_txn": 11, "rust_txn": 11,
+        "rust_txn_lazy": 8, "c_dense": 51, "rust_dense": 51,
+    },
+    ("arm64", "no_jump_label", "enabled"): {
+        "c_empty": 3, "rust_empty": 4, "c_base": 3, "rust_base": 3, "c_trace": 49,
+        "rust_trace": 71, "rust_helper": 72, "rust_load": 69, "rust_count_call": 74,
+        "c_txn_base": 5, "rust_txn_base": 5, "c_txn": 88, "rust_txn": 107,
+        "rust_txn_lazy": 114, "c_dense": 739, "rust_dense": 1091,
+    },
+}
+
+EXPECTED = {"tiny": EXPECTED_TINY, "distro": EXPECTED_DISTRO, "clang": EXPECTED_CLANG}
