@@ -211,6 +211,10 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     title = (f"Extra instructions per disabled site, build profile {profile}, QEMU TCG -icount "
              f"(run {context['run_id']})")
     figures.headline(table, profile, title, run / "plots" / "headline.png")
+    if profile != "clang" and (table.profile == "clang").any():
+        figures.headline(table, "clang", title.replace(f"build profile {profile}",
+                                                       "build profile clang (full LTO, kCFI)"),
+                         run / "plots" / "clang.png")
     mine = table[(table.profile == profile) & (table.kernel == load.kernel_of(context))]
     figures.driver(mine, f"Disabled sites as drivers write them, build profile {profile}, "
                    "QEMU TCG -icount", run / "plots" / "driver.png")

@@ -90,7 +90,8 @@ def headline(table: pd.DataFrame, profile: str, title: str, out: Path) -> Path:
     part = table[table.profile == profile].set_index(["arch", "kernel", "config", "variant"])
     top = float(part.instructions_per_site.max())
     height = 0.8 / len(WRITERS)
-    script = [f"set terminal pngcairo noenhanced size 1100,{160 + 44 * len(rows)} {FONT}",
+    # A few rows still need room for the title above and the legend below the panels.
+    script = [f"set terminal pngcairo noenhanced size 1100,{max(440, 160 + 44 * len(rows))} {FONT}",
               f"set output {quoted(out.name)}", "set grid xtics lc rgb '#dddddd'",
               f"set multiplot layout 1,2 title {quoted(title)} margins 0.15,0.98,0.2,0.86 "
               "spacing 0.03"]

@@ -46,15 +46,18 @@ def kcfi_checks(f: Function) -> list[list[Insn]]:
 
 
 def reached(funcs: dict[str, Function], start: str) -> list[str]:
-    """`start` and every module function it reaches by direct calls, in the order found."""
+    """`start` and every module function it reaches by direct calls and tail calls (a jump,
+    as clang's `jg __do_trace_<event>` on 7.3, into another function), in the order found."""
     seen, todo = [], [start]
     while todo:
         name = todo.pop(0)
         if name in seen or name not in funcs:
             continue
         seen.append(name)
-        todo += [c for insn in funcs[name].insns if is_call(insn.mnemonic)
-                 and (c := codegen.callee(funcs, insn))]
+        todo += [c for insn in funcs[name].insns
+                 if (is_call(insn.mnemonic) or codegen.is_jump(insn.mnemonic)
+                     or codegen.is_conditional(insn.mnemonic))
+                 and (c := codegen.callee(funcs, insn)) and c != name]
     return seen
 
 

@@ -11,7 +11,7 @@ from analysis import sites, stats
 from analysis.load import Analysed, kernel_of
 from analysis.stats import fmt
 from analysis.verdict import SITES, cell
-from analysis.words import counted_words
+from analysis.words import PAGE_TO_RUN, counted_words
 
 PROFILE = "clang"
 GCC = "distro"
@@ -136,7 +136,7 @@ def reach_words(path: dict) -> str:
     """How one enabled path reaches its probe."""
     return ("calls `__traceiter_tpbench_hit()`" if path["calls_iterator"] else
             "reaches it through a static call" if path["static_call"] else
-            "has `__traceiter_tpbench_hit()` inlined, from another file")
+            "has `__traceiter_tpbench_hit()` inlined")
 
 
 def trace_words(f: dict) -> str:
@@ -225,7 +225,9 @@ def clang_section(table: pd.DataFrame, facts: dict, runs: list[Analysed]) -> lis
            "\"loads\": a driver's fields read while off; \"calls\": functions called while "
            "off. The checks and layouts named below are read from each module's "
            "disassembly (`objdump-<arch>-<config>.txt.gz` of each run directory).", "",
-           *beside_gcc(table), ""]
+           *beside_gcc(table), "",
+           f"![the clang builds' sites]({PAGE_TO_RUN}/plots/"
+           f"{'headline' if runs and runs[0].profile == PROFILE else 'clang'}.png)", ""]
     helpers = inline_helper_lines(table)
     out += ["## Mainline's inline helpers", "",
             *(["Mainline 7.3 reads a key's count without jump labels through a C helper of "
@@ -243,10 +245,12 @@ def clang_section(table: pd.DataFrame, facts: dict, runs: list[Analysed]) -> lis
                 *kcfi_table(facts, runs), "",
                 *[line for text in native_kcfi_lines(runs) for line in (text, "")],
                 "## What full LTO changed", "",
-                "Each module's C files are linked as one LLVM module: what crosses a file "
-                "(the event's iterator is defined in `tpbench_events.c`, the C sites are in "
-                "`tpbench_loops.c`) may be inlined. Rust's objects are not in that link: "
-                "the helper stays a call.", "", *lto_lines(facts, runs), ""]
+                "Each module's C files are linked as one LLVM module: what crosses a file may "
+                "be inlined. The event's iterator is defined in `tpbench_events.c`, beside "
+                "`rust_do_trace_<event>()` and the helper; C's sites are in "
+                "`tpbench_loops.c`, so only LTO can inline the iterator into them. Rust's "
+                "objects are not in that link: the helper stays a call.", "",
+                *lto_lines(facts, runs), ""]
         scs = shadow_stack_table(table, facts, runs)
         if scs:
             out += ["## The shadow call stack (arm64)", "",
