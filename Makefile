@@ -124,12 +124,15 @@ compare:
 test: deps
 	$(PYTHON) -m pytest -v -p no:cacheprovider --capture=tee-sys --durations=15 tests
 
-# Both kernels of every architecture, in both build profiles.
+# Both kernels of every architecture, in every build profile (clang: x86_64 and arm64).
 test-full:
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
 		TEST_MAINLINE_ARCHS="$(ALL_ARCHS)" TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
 		TEST_PROFILE=tiny TEST_MAINLINE_ARCHS=
+	$(MAKE) test TEST_ARCHS="x86_64 arm64" TEST_NO_JUMP_LABEL_ARCHS="x86_64 arm64" \
+		TEST_PROFILE=clang TEST_MAINLINE_ARCHS="x86_64 arm64" \
+		TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
 
 # Every test that needs no kernel build, boot or tree (conftest marks the others).
 unit-test:
