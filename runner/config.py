@@ -149,6 +149,9 @@ class KernelSource:
     rust_archs: tuple[str, ...] = ()
     # (arch, config, why): kernels of this source that cannot exist; a run leaves them out.
     impossible: tuple[tuple[str, str, str], ...] = ()
+    # The kernel whose profile fragments (<profile>-<kernel>.config) this one takes: a
+    # patched kernel is configured as the tree it patches.
+    configured_as: str = ""
 
     def why_impossible(self, arch: str, config: str) -> str | None:
         return next((why for a, c, why in self.impossible if (a, c) == (arch, config)), None)
@@ -172,6 +175,16 @@ KERNELS = {
                                           "every arm64 kernel has jump labels"),),
                              what=f"Debian 13 backports' {MAINLINE_PACKAGE} {MAINLINE_VERSION}, "
                                   "mainline's own implementation, built in the Debian 13 root"),
+    # Mainline with what the benchmark found, as a series for mainline (issue 35).
+    "mainline-series": KernelSource("mainline-series", MAINLINE_PACKAGE,
+                                    REPO / "patches-mainline-series", root=TRIXIE_ROOT,
+                                    event_header=True, rust_archs=("arm",),
+                                    impossible=(("arm64", "no_jump_label",
+                                                 "as 7.3's arch/arm64/Kconfig selects JUMP_LABEL: "
+                                                 "every arm64 kernel has jump labels"),),
+                                    what=f"mainline ({MAINLINE_VERSION}) with the series "
+                                         "for mainline (patches-mainline-series/)",
+                                    configured_as="mainline"),
     # The series' very tree, built by mainline's compilers: what differs between it and
     # "series" is the compiler's doing, what differs between it and "mainline" the kernel's.
     "series-gcc14": KernelSource("series-gcc14", "linux-source-6.12", PATCHES,
@@ -449,9 +462,11 @@ def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile
                    kernel: str = DEFAULT_KERNEL) -> list[Path]:
     """In the order merge_config applies them: base (and Rust where only this kernel has it),
     profile, then the config's own."""
-    rust = [CONFIGS / f"{arch.name}-rust.config"] if arch.name in KERNELS[kernel].rust_archs else []
+    source = KERNELS[kernel]
+    rust = [CONFIGS / f"{arch.name}-rust.config"] if arch.name in source.rust_archs else []
     return [CONFIGS / arch.base_fragment, *rust,
-            *(CONFIGS / f for f in profile.fragments(arch, kernel)), CONFIGS / config.fragment]
+            *(CONFIGS / f for f in profile.fragments(arch, source.configured_as or kernel)),
+            CONFIGS / config.fragment]
 
 
 def fragment_hash(arch: ArchParams, config: KernelConfig, profile: BuildProfile,

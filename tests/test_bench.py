@@ -52,7 +52,7 @@ def test_the_further_profiles_run_on_the_runs_architectures(tmp_path):
 
 def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
     with pytest.raises(messages.Failure, match=re.escape("unknown kernel '6.13'; valid: series, "
-                                                      "mainline, series-gcc14")):
+                                                      "mainline, mainline-series, series-gcc14")):
         bench.run_matrix(["jump_label"], "tcg", bench.BenchParams(), tmp_path, ["x86_64"],
                          kernel_name="6.13")
     from runner import __main__ as cli
@@ -63,7 +63,7 @@ def test_an_unknown_kernel_is_refused_before_anything_runs(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("compare, words", [
-    (("6.13",), "unknown kernel '6.13'; valid: series, mainline, series-gcc14"),
+    (("6.13",), "unknown kernel '6.13'; valid: series, mainline, mainline-series, series-gcc14"),
     (("series",), "name each kernel once, not series series"),
     (("mainline", "mainline"), "name each kernel once, not series mainline mainline"),
     (("clang/mainline",), "COMPARE_KERNELS names clang/mainline, but 'clang' is no further "

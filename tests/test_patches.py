@@ -12,6 +12,9 @@ from runner import config as cfg
 PATCHES = sorted(p for p in cfg.PATCHES.glob("*.patch") if not p.name.startswith("0000-"))
 # The harness patches of the mainline tree: not the series, held to the same style.
 HARNESS = cfg.series_files(cfg.KERNELS["mainline"].patches)
+# The series for mainline (issue 35): its own patches, after the harness one.
+MAINLINE_SERIES = [p for p in cfg.series_files(cfg.KERNELS["mainline-series"].patches)
+                   if p.resolve().parent == cfg.KERNELS["mainline-series"].patches]
 
 # checkpatch findings we leave, and the words the patch's "checkpatch:"
 # paragraph must use to explain each. Anything else fails the test.
@@ -31,6 +34,15 @@ def test_series_lists_every_patch_in_order():
     assert len(PATCHES) == 9
     for k, patch in enumerate(PATCHES, 1):
         assert f"Subject: [PATCH {k}/{len(PATCHES)}]" in patch.read_text(), patch.name
+
+
+def test_the_mainline_series_follows_the_harness_patch():
+    """patches-mainline-series/ applies mainline's harness patch, then its own, each once."""
+    files = cfg.series_files(cfg.KERNELS["mainline-series"].patches)
+    assert files[:len(HARNESS)] == [cfg.KERNELS["mainline-series"].patches / ".." / p.parent.name
+                                    / p.name for p in HARNESS]
+    assert [p.name for p in files[len(HARNESS):]] == [p.name for p in MAINLINE_SERIES]
+    assert MAINLINE_SERIES and all(p.exists() for p in files)
 
 
 def test_cover_letter_is_filled_in():
@@ -72,7 +84,8 @@ def test_series_applies_to_the_pristine_tree(source_tree):
     assert tree == head_tree, "the cached tree is not the pristine tree plus this series"
 
 
-@pytest.mark.parametrize("patch", PATCHES + HARNESS, ids=lambda p: f"{p.parent.name}/{p.name[:4]}")
+@pytest.mark.parametrize("patch", PATCHES + HARNESS + MAINLINE_SERIES,
+                         ids=lambda p: f"{p.parent.name}/{p.name[:4]}")
 def test_checkpatch_strict(source_tree, patch):
     # checkpatch runs scripts/spdxcheck.py with the first python3 on PATH: Debian's, which
     # has python3-ply and python3-git, not a python of the user's own.
