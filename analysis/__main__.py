@@ -208,12 +208,12 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     # reader of verdict.csv get it: a median of 0.50499 is 0.5050 there, so 0.51 everywhere.
     table, thunk_table = verdict_of(run), thunks_of(run)
     profile = load.profile_of(context)
-    title = (f"Extra instructions per disabled site, build profile {profile}, QEMU TCG -icount "
-             f"(run {context['run_id']})")
-    figures.headline(table, profile, title, run / "plots" / "headline.png")
+    def title(build: str) -> str:
+        return (f"Extra instructions per disabled site, build profile {build}, QEMU TCG -icount "
+                f"(run {context['run_id']})")
+    figures.headline(table, profile, title(profile), run / "plots" / "headline.png")
     if profile != "clang" and (table.profile == "clang").any():
-        figures.headline(table, "clang", title.replace(f"build profile {profile}",
-                                                       "build profile clang (full LTO, kCFI)"),
+        figures.headline(table, "clang", title("clang (full LTO, kCFI)"),
                          run / "plots" / "clang.png")
     mine = table[(table.profile == profile) & (table.kernel == load.kernel_of(context))]
     figures.driver(mine, f"Disabled sites as drivers write them, build profile {profile}, "

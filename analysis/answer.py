@@ -14,13 +14,13 @@ import pandas as pd
 from analysis.stats import fmt
 from analysis.report import PAGES
 from analysis.load import kernel_of, profile_of
+from analysis.pages import clang as clang_page
 from analysis.pages.method import reproduce_command
 from analysis.verdict import cell
-from analysis.words import PAGES_DIR, thunk_label, tool_words
+from analysis.words import PAGES_DIR, SHORT, thunk_label, tool_words
 from kelf.rewrites import THUNKS
 
 CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))
-SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
 
 
 
@@ -225,7 +225,7 @@ PAIRS = (("bare", "c_trace", "rust_trace"), ("driver-like", "c_txn", "rust_txn")
 def clang_sentence(table: pd.DataFrame) -> str:
     """Where C's and Rust's sites differ in the clang builds (every site kind, kernel,
     architecture and config), and what mainline's inline helpers make of its Rust site."""
-    clang = table[table.profile == "clang"]
+    clang = table[table.profile == clang_page.PROFILE]
     if clang.empty:
         return ""
     same, differ = 0, []
@@ -251,24 +251,15 @@ def clang_sentence(table: pd.DataFrame) -> str:
                    f"{native_words(native[r])} {native[c].native_unit}" if timed else ""))
     calls = []
     for r in clang[(clang.variant == "rust_helper") & (clang.config == "jump_label")].itertuples():
-        gcc = cell(table, kernel=r.kernel, profile="distro", arch=r.arch, config=r.config,
-                   variant="rust_helper")
+        gcc = cell(table, kernel=r.kernel, profile=clang_page.GCC, arch=r.arch,
+                   config=r.config, variant="rust_helper")
         if gcc is not None and gcc != r.instructions_per_site:
             calls.append(f"{r.kernel} {r.arch} {fmt(gcc)} -> {fmt(r.instructions_per_site)}")
-    helpers = []
-    ml = table[(table.kernel == "mainline") & (table.variant == "rust_trace")]
-    for r in ml[(ml.profile == "clang")].itertuples():
-        gcc = cell(ml, profile="distro", arch=r.arch, config=r.config)
-        gcc_calls = cell(ml, "calls_while_off", profile="distro", arch=r.arch, config=r.config)
-        if gcc is not None and isinstance(gcc_calls, str) and gcc_calls:
-            c = cell(table, kernel="mainline", profile="clang", arch=r.arch, config=r.config,
-                     variant="c_trace")
-            helpers.append(f"{r.arch} {SHORT[r.config]} {fmt(gcc)} -> "
-                           f"{fmt(r.instructions_per_site)} (C's: {fmt(c)})"
-                           + layout_words(table[(table.kernel == "mainline")
-                                                & (table.profile == "clang")
-                                                & (table.arch == r.arch)
-                                                & (table.config == r.config)]))
+    helpers = [f"{r.arch} {SHORT[r.config]} {fmt(gcc.instructions_per_site)} -> "
+               f"{fmt(r.instructions_per_site)} (C's: {fmt(c)})"
+               + layout_words(clang[(clang.kernel == "mainline") & (clang.arch == r.arch)
+                                    & (clang.config == r.config)])
+               for gcc, r, c in clang_page.inline_helpers(table)]
     text = (f"**Built by clang as Android builds** (full LTO, kCFI, arm64's shadow call "
             f"stack): C's and Rust's sites cost alike in {same} of {same + len(differ)} "
             "cases (site kind, kernel, architecture, config)"

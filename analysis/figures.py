@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.words import SHORT
 from common import disk
 from common.messages import Failure
 
@@ -16,7 +17,6 @@ WRITERS = (("c_trace", "C trace_<event>()", "#1f77b4"),
            ("rust_trace", "Rust declare_trace!", "#d95f02"),
            ("rust_helper", "Rust -> out-of-line C helper", "#7f7f7f"))
 CONFIG_TITLES = (("jump_label", "CONFIG_JUMP_LABEL=y"), ("no_jump_label", "CONFIG_JUMP_LABEL=n"))
-SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
 FONT = "font 'sans,9'"
 
 

@@ -36,7 +36,7 @@ def kcfi_checks(f: Function) -> list[list[Insn]]:
     to the branch over the trap (x86_64: mov, add, je; arm64: ldur, movk, movk, cmp, b.eq)."""
     out = []
     for i, insn in enumerate(f.insns):
-        if not _is_trap(insn) or i < 2 or not f.insns[i - 1].mnemonic in ("je", "b.eq"):
+        if not _is_trap(insn) or i < 2 or f.insns[i - 1].mnemonic not in ("je", "b.eq"):
             continue
         start = next((j for j in range(i - 1, max(i - 7, -1), -1)
                       if _check_start(f.insns[j])), None)

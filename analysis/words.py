@@ -16,6 +16,8 @@ from common import matrix
 PAGES_DIR = "report"
 PAGE_TO_RUN = Path("..")
 STATE_ORDER = matrix.STATES
+# A config as tables and titles name it.
+SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
 
 
 def profile_words(context: dict) -> str:

@@ -116,7 +116,7 @@ def parse_objdump(text: str) -> dict[str, Function]:
             continue
         m = _RELOC.match(line)
         if m and current.insns:
-            addend = re.search(r"([-+])0x([0-9a-f]+)$", m.group(3))
+            addend = re.search(r"[-+]0x[0-9a-f]+$", m.group(3))
             sym = m.group(3)[:addend.start()] if addend else m.group(3)
             offset = int(m.group(1), 16)
             if m.group(2) == "R_ARM_ABS32" and offset >= current.insns[-1].end:
@@ -125,8 +125,7 @@ def parse_objdump(text: str) -> dict[str, Function]:
                 current.insns.append(Insn(offset, bytes(4), ".word", "0x00000000"))
             current.insns[-1].reloc = sym
             current.insns[-1].reloc_type = m.group(2)
-            current.insns[-1].reloc_addend = (int(addend.group(2), 16) * (-1 if addend.group(1)
-                                              == "-" else 1) if addend else 0)
+            current.insns[-1].reloc_addend = int(addend.group(0), 16) if addend else 0
             current.insns[-1].call_reloc = m.group(2).startswith(("R_RISCV_CALL",
                                                                  "R_LARCH_CALL36"))
     return funcs

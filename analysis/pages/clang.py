@@ -11,11 +11,10 @@ from analysis import sites, stats
 from analysis.load import Analysed, kernel_of
 from analysis.stats import fmt
 from analysis.verdict import SITES, cell
-from analysis.words import PAGE_TO_RUN, counted_words
+from analysis.words import PAGE_TO_RUN, SHORT, counted_words
 
 PROFILE = "clang"
 GCC = "distro"
-SHORT = {"jump_label": "JL=y", "no_jump_label": "JL=n"}
 
 
 def site_words(rows: pd.DataFrame, variant: str) -> str:
@@ -52,19 +51,26 @@ def beside_gcc(table: pd.DataFrame) -> list[str]:
     return out
 
 
-def inline_helper_lines(table: pd.DataFrame) -> list[str]:
-    """Where mainline's GCC-built Rust site calls a C helper while off, what the clang build
-    with CONFIG_RUST_INLINE_HELPERS runs instead, beside C's site."""
+def inline_helpers(table: pd.DataFrame) -> list[tuple]:
+    """(GCC's row, clang's row, C's count under clang) of mainline's Rust site, wherever its
+    GCC build calls a C helper while off: what CONFIG_RUST_INLINE_HELPERS makes of it."""
     out = []
     ml = table[(table.kernel == "mainline") & (table.variant == "rust_trace")]
     for r in ml[(ml.profile == GCC) & ml.calls_while_off.notna()
                 & (ml.calls_while_off != "")].itertuples():
         theirs = ml[(ml.profile == PROFILE) & (ml.arch == r.arch) & (ml.config == r.config)]
-        if theirs.empty:
-            continue
-        t = theirs.iloc[0]
-        c = cell(table, kernel="mainline", profile=PROFILE, arch=r.arch, config=r.config,
-                 variant="c_trace")
+        if not theirs.empty:
+            out.append((r, theirs.iloc[0], cell(table, kernel="mainline", profile=PROFILE,
+                                                arch=r.arch, config=r.config,
+                                                variant="c_trace")))
+    return out
+
+
+def inline_helper_lines(table: pd.DataFrame) -> list[str]:
+    """Where mainline's GCC-built Rust site calls a C helper while off, what the clang build
+    with CONFIG_RUST_INLINE_HELPERS runs instead, beside C's site."""
+    out = []
+    for r, t, c in inline_helpers(table):
         calls = (f"still calls `{t.calls_while_off}()`" if isinstance(t.calls_while_off, str)
                  and t.calls_while_off else "calls nothing")
         out.append(f"- **{r.arch} {SHORT[r.config]}**: Rust's site runs "
