@@ -32,11 +32,15 @@ export TEST_MAINLINE_ARCHS
 # Their configs: CONFIG_JUMP_LABEL=y in make test; make test-full adds =n.
 TEST_MAINLINE_CONFIGS ?= jump_label
 export TEST_MAINLINE_CONFIGS
+# The 7.3 kernels make test builds there: mainline; make test-full adds mainline-series.
+TEST_MAINLINE_KERNELS ?= mainline
+export TEST_MAINLINE_KERNELS
 # The kernel of make bench, make kernels and make sample: series (6.12 with patches/),
 # mainline, or series-gcc14 (the series' tree built with mainline's compilers).
 KERNEL ?= series
 # Kernels make bench measures beside KERNEL, in the first profile, on COMPARE_ARCHS: mainline
-# by default; series-gcc14 tells the compiler's part of the differences from the kernel's.
+# by default; mainline-series is mainline with what the benchmark found (patches-mainline-series/);
+# series-gcc14 tells the compiler's part of the differences from the kernel's.
 COMPARE_KERNELS ?= $(filter-out $(KERNEL),mainline)
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
@@ -62,7 +66,8 @@ help:
 	@echo "  make deps         install the Debian packages (as root), or print the apt-get command"
 	@echo "  make kernels      extract, patch and build both kernels of each of TEST_ARCHS (cached)"
 	@echo "  make sample       boot the jump_label kernel (KERNEL=...) and show the Rust sample's trace"
-	@echo "  make check-series build the tree after each patch, both configs (slow)"
+	@echo "  make check-series build each tree after each patch, both configs: the 6.12 series"
+	@echo "                    and the series for mainline (slow)"
 	@echo "variables:"
 	@echo "  ACCEL=auto|kvm|tcg   QEMU accelerator (auto: KVM if it boots, else TCG) [$(ACCEL)]"
 	@echo "  ARCHS=\"x86_64 arm64\" architectures for make bench [$(ARCHS)]"
@@ -76,7 +81,10 @@ help:
 	@echo "  TEST_MAINLINE_ARCHS=...  those make test also builds and boots mainline for"
 	@echo "                       [$(TEST_MAINLINE_ARCHS)]"
 	@echo "  TEST_MAINLINE_CONFIGS=...  mainline's configs make test builds [$(TEST_MAINLINE_CONFIGS)]"
-	@echo "  KERNEL=series|mainline|series-gcc14  the kernel of make bench, kernels and sample"
+	@echo "  TEST_MAINLINE_KERNELS=...  the 7.3 kernels make test builds there (mainline,"
+	@echo "                       mainline-series) [$(TEST_MAINLINE_KERNELS)]"
+	@echo "  KERNEL=series|mainline|mainline-series|series-gcc14  the kernel of make bench,"
+	@echo "                       kernels and sample"
 	@echo "                       [$(KERNEL)]"
 	@echo "  COMPARE_KERNELS=...  kernels make bench measures beside KERNEL, on COMPARE_ARCHS;"
 	@echo "                       PROFILE/KERNEL builds one in a further profile (clang/mainline)"
@@ -100,7 +108,8 @@ sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL) --kernel $(KERNEL)
 
 check-series: deps
-	$(PYTHON) -m runner check-series
+	$(PYTHON) -m runner check-series --kernel series
+	$(PYTHON) -m runner check-series --kernel mainline-series
 
 bench: deps
 	$(PYTHON) -m tpbench bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
@@ -127,7 +136,8 @@ test: deps
 # Both kernels of every architecture, in every build profile (clang: x86_64 and arm64).
 test-full:
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
-		TEST_MAINLINE_ARCHS="$(ALL_ARCHS)" TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
+		TEST_MAINLINE_ARCHS="$(ALL_ARCHS)" TEST_MAINLINE_CONFIGS="jump_label no_jump_label" \
+		TEST_MAINLINE_KERNELS="mainline mainline-series"
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
 		TEST_PROFILE=tiny TEST_MAINLINE_ARCHS=
 	$(MAKE) test TEST_ARCHS="x86_64 arm64" TEST_NO_JUMP_LABEL_ARCHS="x86_64 arm64" \

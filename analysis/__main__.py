@@ -11,7 +11,8 @@ from analysis import load
 from analysis import words
 from analysis import (answer, codegen, compare, cover, figures, hardening, plots, report, size,
                       stats, validate, verdict)
-from common import disk, rundir
+from common import disk, rundir, series
+from analysis.pages import mainline
 from common.messages import Failure
 from kelf.jump_table import function_aliases, tracepoint_anchor_relocations
 from kelf.rewrites import no_return_thunk, patchable_entries
@@ -250,6 +251,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     # From the files just written, as a test regenerates it from the committed ones.
     write_cover_letter(context, cover_region(verdict_of(run), main, others, thunks_of(run),
                                              sizes))
+    write_mainline_cover_letter([main.context, *[o.context for o in others]],
+                                mainline_cover_region(verdict_of(run), main, others))
     cols = ["arch", "config", "state", "variant", "per_call", "unit", "net", "diff_c", "verdict"]
     with pd.option_context("display.width", 180, "display.max_rows", 300,
                            "display.float_format", "{:g}".format):
@@ -263,10 +266,9 @@ SERIES = REPO / "patches"
 
 def cover_region(table, main, others, thunks, sizes) -> str:
     """The cover letter's measured region, from an analysed run."""
-    series = (SERIES / "series").read_text().split()
     return cover.measured(table, main.summary, main.context, [o.context for o in others],
                           thunks, report.findings(main, sizes, others),
-                          [SERIES / name for name in series], "tpbench developers")
+                          series.series_files(SERIES), "tpbench developers")
 
 
 def cover_region_of_run(run: Path) -> str:
@@ -280,15 +282,54 @@ def cover_region_of_run(run: Path) -> str:
 def write_cover_letter(context: dict, region: str) -> None:
     """Writes the region into the cover letter when the run measured the series as patches/
     holds it now (another revision's run would quote other code)."""
-    series = (SERIES / "series").read_text().split()
+    names = [p.name for p in series.series_files(SERIES)]
     measured = context.get("series", [])
-    if load.kernel_of(context) != "series" or measured != series[:len(measured)]:
+    if load.kernel_of(context) != "series" or measured != names[:len(measured)]:
         print(f"cover letter: left as it is (run {context['run_id']} measured another "
               "revision of the series)")
         return
     path = SERIES / "0000-cover-letter.patch"
     disk.write_atomically(path, cover.fill(path.read_text(), region))
     print(f"cover letter: {path}, measured from run {context['run_id']}")
+
+
+MAINLINE_SERIES = REPO / "patches-mainline-series"
+
+
+def mainline_cover_region(table, main, others) -> str:
+    """The series for mainline's letter's measured region, from an analysed run; "" when the
+    run did not measure mainline with it beside mainline."""
+    runs = [main, *others]
+    kernels = {load.kernel_of(a.context) for a in runs if a.profile == main.profile}
+    if not {"mainline", mainline.MAINLINE_SERIES} <= kernels:
+        return ""
+    lazy = []
+    ours = table[(table.kernel == mainline.MAINLINE_SERIES) & (table.profile == main.profile)]
+    for arch, config in dict.fromkeys(zip(ours.arch, ours.config)):
+        where = dict(arch=arch, config=config, variant="rust_txn_lazy")
+        nets = [mainline.enabled_net(runs, k, **where)
+                for k in ("mainline", mainline.MAINLINE_SERIES)]
+        if None not in nets:
+            lazy.append(f"{arch} {words.SHORT[config]} {stats.fmt(nets[0])} -> "
+                        f"{stats.fmt(nets[1])}")
+    contexts = [a.context for a in runs if a.profile == main.profile]
+    return cover.mainline_measured(table, contexts, lazy,
+                                   series.own_patches(MAINLINE_SERIES), "tpbench developers")
+
+
+def write_mainline_cover_letter(contexts: list[dict], region: str) -> None:
+    """Writes the region into the series for mainline's letter when the run measured that
+    series as patches-mainline-series/ holds it now."""
+    path = MAINLINE_SERIES / "0000-cover-letter.patch"
+    listed = [p.name for p in series.series_files(MAINLINE_SERIES)]
+    measured = next((c.get("series", []) for c in contexts
+                     if load.kernel_of(c) == mainline.MAINLINE_SERIES), None)
+    if not region or measured != listed:
+        print(f"cover letter: {path.parent.name}/{path.name} left as it is (the run did not "
+              "measure the series for mainline as it is now)")
+        return
+    disk.write_atomically(path, cover.fill(path.read_text(), region))
+    print(f"cover letter: {path}, measured from run {contexts[0]['run_id']}")
 
 
 def verdict_of(run: Path) -> pd.DataFrame:

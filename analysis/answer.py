@@ -217,6 +217,52 @@ def mainline_sentence(table: pd.DataFrame, profile: str, series: str, what: str)
     return text + ("; " + "; ".join(differ) + "." if differ else ".")
 
 
+def mainline_series_sentence(table: pd.DataFrame, profile: str) -> str:
+    """What patches-mainline-series/ changes for mainline: Rust's bare site and its 16 in a
+    row against C's, before and after, where the run measured both kernels; natively x86_64's
+    16 in a row."""
+    before = table[(table.kernel == "mainline") & (table.profile == profile)]
+    after = table[(table.kernel == "mainline-series") & (table.profile == profile)]
+    if after.empty or before.empty:
+        return ""
+    panels = list(dict.fromkeys(zip(after.arch, after.config)))
+    changed, equal, dense = [], 0, []
+    for arch, config in panels:
+        where = dict(arch=arch, config=config)
+        c, old, new = (cell(t, variant=v, **where) for t, v in ((after, "c_trace"),
+                                                                  (before, "rust_trace"),
+                                                                  (after, "rust_trace")))
+        if None in (c, old, new):
+            continue
+        equal += new <= c
+        if old != new:
+            changed.append(f"{arch} {SHORT[config]} {fmt(old)} -> {fmt(new)} (C's {fmt(c)})")
+        taken = [cell(t, "taken_per_site", variant=v, **where)
+                 for t, v in ((before, "rust_dense"), (after, "rust_dense"), (after, "c_dense"))]
+        if taken[0] != taken[1] and None not in taken:
+            dense.append(f"{arch} {SHORT[config]} {fmt(taken[0])} -> {fmt(taken[1])} "
+                         f"(C's {fmt(taken[2])})")
+    if not changed and not dense:
+        return ""
+    text = (f"**The series for mainline** (`patches-mainline-series/`, 3 patches on 7.3.4): "
+            f"Rust's bare site costs at most C's in {equal} of {len(panels)} architectures "
+            f"and configs measured; " + ("; ".join(changed) if changed else "no count changes"))
+    if dense:
+        text += "; branches taken per site among 16 in a row: " + "; ".join(dense)
+    native = [(cell(t, "native_median", arch="x86_64", config="no_jump_label", variant=v),
+               cell(t, "native_min", arch="x86_64", config="no_jump_label", variant=v),
+               cell(t, "native_max", arch="x86_64", config="no_jump_label", variant=v))
+              for t, v in ((before, "rust_dense"), (after, "rust_dense"), (after, "c_dense"))]
+    if native[1][0] is not None and native[2][0] is not None:
+        old = (f"{fmt(native[0][0])} ({fmt(native[0][1])}..{fmt(native[0][2])}) -> "
+               if native[0][0] is not None else "")
+        text += (f"; natively (x86_64 JL=n, 16 in a row) Rust's site {old}"
+                 f"{fmt(native[1][0])} ({fmt(native[1][1])}..{fmt(native[1][2])}) "
+                 f"{cell(after, 'native_unit', arch='x86_64', config='no_jump_label')}, "
+                 f"C's {fmt(native[2][0])} ({fmt(native[2][1])}..{fmt(native[2][2])})")
+    return text + "."
+
+
 # The sites C and Rust are weighed on, per site kind: (words, C's, Rust's).
 PAIRS = (("bare", "c_trace", "rust_trace"), ("driver-like", "c_txn", "rust_txn"),
          ("16 in a row, per site", "c_dense", "rust_dense"))
@@ -294,7 +340,8 @@ def site_table(table: pd.DataFrame) -> list[str]:
     """Extra instructions per disabled site: a row per architecture, kernel and build."""
     head = " | ".join(f"{who} {SHORT[c]}" for c, _ in CONFIGS for who in ("C", "Rust", "helper"))
     out = [f"| arch | kernel | build | {head} |", "|---|---|---|" + "---:|" * 6]
-    order = {k: i for i, k in enumerate(("series", "series-gcc14", "mainline"))}
+    order = {k: i for i, k in enumerate(("series", "series-gcc14", "mainline",
+                                         "mainline-series"))}
     keys = (table[["arch", "kernel", "profile"]].drop_duplicates()
             .assign(o=lambda t: [(archs_of(table).index(a), order.get(k, 9), p != "distro")
                                  for a, k, p in zip(t.arch, t.kernel, t.profile)])
@@ -592,7 +639,7 @@ def answer_sentences(table: pd.DataFrame, context: dict, others: list[dict],
         helper_sentence(main, thunks, host, refused, table), arguments_sentence(main, table),
         mainline_sentence(table, profile, kernel, next(
             (c.get("kernel_what", "") for c in others if kernel_of(c) == "mainline"), "")),
-        clang_sentence(table)) if s]
+        mainline_series_sentence(table, profile), clang_sentence(table)) if s]
 
 
 def native_lines(main: pd.DataFrame, context: dict, thunks: pd.DataFrame) -> list[str]:

@@ -130,3 +130,68 @@ def region_of(letter: str) -> str:
     start = letter.find("\n" + START)
     end = DIFFSTAT.search(letter)
     return letter[start + 1:end.start() - 1] if start >= 0 and end else ""
+
+
+# The series for mainline's letter: its rows, each (label, kernel, variant); its kernels.
+MAINLINE_ROWS = (("C trace_<name>()", "mainline", "c_trace"),
+                 ("Rust, 7.3.4", "mainline", "rust_trace"),
+                 ("Rust, this series", "mainline-series", "rust_trace"),
+                 ("16 sites, C (per site)", "mainline", "c_dense"),
+                 ("16 sites, Rust, 7.3.4", "mainline", "rust_dense"),
+                 ("16 sites, Rust, series", "mainline-series", "rust_dense"))
+
+
+def mainline_table_lines(table: pd.DataFrame, profile: str) -> list[str]:
+    """Instructions per disabled site on mainline and on mainline with the series, each
+    architecture the run measured the series on, both configs ("-" where an architecture
+    has no such kernel); a branch the site takes on every event marked "t"."""
+    mine = table[table.profile == profile]
+    archs = list(dict.fromkeys(mine[mine.kernel == "mainline-series"].arch))
+    configs = ("jump_label", "no_jump_label")
+    out = [f"  tracepoint off, {profile:<12}" + "".join(f"{a:<11}" for a in archs).rstrip(),
+           f"  {'CONFIG_JUMP_LABEL':<26}" + "".join(f"{'=y':>4}{'=n':>5}  "
+                                                      for _ in archs).rstrip()]
+    for label, kernel, variant in MAINLINE_ROWS:
+        cells = []
+        for arch in archs:
+            for config in configs:
+                where = dict(kernel=kernel, arch=arch, config=config, variant=variant)
+                value = verdict_cell(mine, **where)
+                taken = verdict_cell(mine, "taken_per_site", **where)
+                cells.append("-" if value is None else answer.fmt(value) + ("t" if taken else ""))
+        pairs = "".join(f"{cells[2 * k]:>4}{cells[2 * k + 1]:>5}  " for k in range(len(archs)))
+        out.append(f"  {label:<26}{pairs}".rstrip())
+    return out
+
+
+def mainline_measured(table: pd.DataFrame, contexts: list[dict], lazy: list[str],
+                      patches: list[Path], author: str) -> str:
+    """The series for mainline's generated region: where its figures come from, the table of
+    mainline against mainline with the series, the Answer's sentence on it, the lazy site with
+    a probe attached (`lazy`: "arch config before -> after"), the links and the shortlog."""
+    main = contexts[0]
+    profile = main.get("profile", "distro")
+    ours = next(c for c in contexts if answer.kernel_of(c) == "mainline-series")
+    scope = answer.scope_lines(main, contexts[1:], Path("."))
+    guest = next(line for line in scope if line.startswith("| guest |"))
+    native = next(line for line in scope if line.startswith("| native |"))
+    intro = (f"Measured by tpbench run {main['run_id']} ({main['date'][:10]}), from which "
+             f"every figure below comes: 7.3.4 and 7.3.4 with this series, built {profile} "
+             f"({plain(answer.compilers_words([ours]).split('. ')[0].split(': ', 1)[1])}), "
+             f"on {', '.join(ours.get('archs', []))}. In "
+             f"the guest, {guest.split(' | ')[1].rstrip(' |')}. Natively: "
+             f"{native.split(' | ')[1].rstrip(' |')}.")
+    text = [paragraph(intro), "", *mainline_table_lines(table, profile), "",
+            paragraph("Instructions per disabled site, beyond the same loop without it; \"t\": "
+                      "the site takes a branch on every disabled event, which an instruction "
+                      "count does not show. The 16 sites' rows are per site."), ""]
+    sentence = answer.mainline_series_sentence(table, profile)
+    if sentence:
+        text += [paragraph(sentence), ""]
+    if lazy:
+        text += [paragraph("A driver-like site inside if <name>_enabled(), with a probe "
+                           "attached, net instructions per event, 7.3.4 (where <name>() "
+                           "tests the key again, without jump labels through the helper "
+                           "call of patch 1) -> this series (call_<name>()): " + "; ".join(lazy)
+                           + "."), ""]
+    return "\n".join(text + LINKS + [""] + shortlog(patches, author) + [""])

@@ -11,7 +11,7 @@ from analysis.pages.clang import clang_section
 from analysis.pages.dense import density_section
 from analysis.pages.driver import arguments_section
 from analysis.pages.guest import headline, sources, verdict_table
-from analysis.pages.mainline import kernels_section
+from analysis.pages.mainline import MAINLINE_SERIES, kernels_section, series_for_mainline
 from analysis.pages.method import method_lines
 from analysis.pages.native import native_section, process_table, thunk_section
 from analysis.pages.paths import explained
@@ -38,7 +38,7 @@ def page_head(title: str, context: dict, repo_root: Path, run: Path) -> list[str
 
 # The detail pages, in the order the report lists them: file name, title.
 PAGES = (("guest", "Inside the guest: every variant in every state"),
-         ("mainline", "Mainline beside the series"),
+         ("mainline", "Mainline, with and without the series for it"),
          ("profiles", "Build profiles side by side"),
          ("clang", "Built by clang as Android builds"),
          ("native", "Native: the module's own code on the host CPU"),
@@ -93,7 +93,10 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
         guest += [f"![scaling, {arch} {config}, {state}]({rel}/plots/scaling-{tag}-{state}.png)"
                   for state in STATE_ORDER if state in states] + [""]
     body["guest"] = guest + sources(everything, context)
-    body["mainline"] = kernels_section(main, kernels)
+    body["mainline"] = ((series_for_mainline(table, [main, *kernels], profile_of(context))
+                         if table is not None else [])
+                        + kernels_section(main, [k for k in kernels
+                                                 if kernel_of(k.context) != MAINLINE_SERIES]))
     body["profiles"] = [line for other in profiles for line in profiles_section(main, other)]
     if table is not None:
         body["clang"] = clang_section(table, facts or {}, [main, *others])

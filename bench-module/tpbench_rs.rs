@@ -216,6 +216,14 @@ pub extern "C" fn tpbench_rust_txn(n: c_ulong) {
     }
 }
 
+/// What the lazy site calls inside its `if`: `call_tpbench_txn()` where `declare_trace!` makes
+/// it (mainline-series), which tests the key no more; elsewhere `tpbench_txn()`, which tests it
+/// again, as that kernel's users must.
+#[cfg(tpbench_has_call)]
+use trace::call_tpbench_txn as lazy_txn_call;
+#[cfg(not(tpbench_has_call))]
+use trace::tpbench_txn as lazy_txn_call;
+
 /// `tpbench_rust_txn` with its site inside `if tpbench_txn_enabled()`: the arguments are read
 /// only on the enabled path, by how the site is written.
 #[no_mangle]
@@ -226,7 +234,7 @@ pub extern "C" fn tpbench_rust_txn_lazy(n: c_ulong) {
         hold(t);
         if trace::tpbench_txn_enabled() {
             // SAFETY: `tpbench_txn` has no safety requirements.
-            unsafe { trace::tpbench_txn(core::ptr::from_ref(t).cast(), t.id, t.flags, t.size) };
+            unsafe { lazy_txn_call(core::ptr::from_ref(t).cast(), t.id, t.flags, t.size) };
         }
     }
 }

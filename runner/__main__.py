@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from common import disk, messages, rundir
+from common import disk, messages, rundir, series
 from runner import config as cfg
 from runner import bench, kernel, proc, qemu, roots
 
@@ -87,12 +87,21 @@ def cmd_sample(args) -> int:
 
 def cmd_check_series(args) -> int:
     """Every patch of the series builds on its own, in every config."""
-    source = kernel.prepare_source()
+    source = kernel.prepare_source(cfg.KERNELS[args.kernel])
     configs = [cfg.KERNEL_CONFIGS[n] for n in args.configs]
     results = kernel.check_series_bisectable(source, cfg.ARCHS[args.arch], configs)
     for subject, config, ok in results:
         print(f"{'ok' if ok else 'FAILS'}\t{config}\t{subject}")
     return 0 if all(ok for _, _, ok in results) else 1
+
+
+def cmd_recipients(args) -> int:
+    """The To: and Cc: lines of a kernel's series, from its tree's get_maintainer.pl."""
+    source = kernel.prepare_source(cfg.KERNELS[args.kernel])
+    to, cc = kernel.recipients(source.path, series.own_patches(source.kernel.patches))
+    print("To: " + ",\n    ".join(to))
+    print("Cc: " + ",\n    ".join(cc))
+    return 0
 
 
 def bench_params(args) -> bench.BenchParams:
@@ -160,8 +169,7 @@ def main(argv=None) -> int:
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--arch", default="x86_64")
         p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
-        if name != "check-series":
-            add_kernel_argument(p)
+        add_kernel_argument(p)
         if name == "kernels":
             p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE, help="space-separated")
         if name == "sample":
@@ -169,6 +177,8 @@ def main(argv=None) -> int:
             p.add_argument("--event", choices=("on", "off"), default="on")
             p.add_argument("--out", default="out/sample")
             p.add_argument("--timeout", type=float, default=300)
+    add_kernel_argument(sub.add_parser("recipients", help="the To: and Cc: of a series, from "
+                                                          "its tree's get_maintainer.pl"))
     add_matrix_arguments(sub.add_parser("bench", help="run the benchmark matrix into "
                                                       "data/<run-id>/"))
     p = sub.add_parser("native", help="time a run's modules on the host CPU (x86_64 hosts)")
@@ -179,6 +189,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
                 "bench": cmd_bench, "check-series": cmd_check_series, "native": cmd_native,
+                "recipients": cmd_recipients,
                 "disassemble": cmd_disassemble}
     return guarded(lambda: commands[args.command](args), args)
 

@@ -8,6 +8,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from common import series
+
 REPO = Path(__file__).resolve().parent.parent
 PATCHES = REPO / "patches"
 CONFIGS = REPO / "configs"
@@ -420,9 +422,7 @@ def root_dir(root: DebianRoot) -> Path:
 
 def series_files(patches: Path | None = None) -> list[Path]:
     """The patches listed in `patches`/series (the series' by default), in order."""
-    patches = patches or PATCHES
-    names = [line.strip() for line in (patches / "series").read_text().splitlines()]
-    return [patches / n for n in names if n and not n.startswith("#")]
+    return series.series_files(patches or PATCHES)
 
 
 def digest(parts) -> str:

@@ -251,7 +251,10 @@ def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams, configs,
     commit so that each build is incremental. Returns (patch, config, ok).
     """
     repo = source.path
-    commits = run(["git", "rev-list", "--reverse", "HEAD~%d..HEAD" % len(cfg.series_files())],
+    kernel = source.kernel
+    arch = cfg.build_params(kernel, arch, profile)
+    commits = run(["git", "rev-list", "--reverse",
+                   "HEAD~%d..HEAD" % len(cfg.series_files(kernel.patches))],
                   cwd=repo).stdout.split()
     tree = cfg.cache_root() / f"bisect-{source.key}"
     if not tree.exists():
@@ -268,7 +271,7 @@ def check_series_bisectable(source: SourceTree, arch: cfg.ArchParams, configs,
             with Stage(f"bisect {config.name}: {subject}"):
                 try:
                     if not (build / ".config").exists():
-                        configure(tree, build, arch, config, profile, log)
+                        configure(tree, build, arch, config, profile, log, kernel.name)
                     kbuild_make(tree, build, "olddefconfig", arch=arch, log=log)
                     build_image_and_modules(tree, build, arch, log)
                     results.append((subject, config.name, True))
@@ -335,3 +338,16 @@ def build_sample_module(kbuild: KernelBuild) -> Path:
     build_external_module(kbuild, out, extra=("CONFIG_SAMPLE_RUST_PRINT=m",))
     (out / ".tpbench-built").write_text("")
     return ko
+
+
+def recipients(src: Path, patches: list[Path]) -> tuple[list[str], list[str]]:
+    """Whom a series goes to, as the tree's scripts/get_maintainer.pl says and b4 asks it:
+    the maintainers of the files the patches touch (To) and their reviewers and lists (Cc).
+    Only MAINTAINERS decides: no git history (a Debian tarball has none) and no keywords
+    (a word in a commit message, such as riscv64 in a table, is no claim on the patch)."""
+    def ask(*flags):
+        out = run(["perl", src / "scripts/get_maintainer.pl", "--no-git", "--no-git-fallback",
+                   "--no-rolestats", "--no-keywords", *flags, *patches], cwd=src).stdout
+        return [line for line in out.splitlines() if line.strip()]
+    to = ask("--no-l", "--no-r")
+    return to, [name for name in ask("--no-m") if name not in to]

@@ -87,7 +87,12 @@ def test_rust_sample_fires_its_tracepoint(built, sample_initramfs, accel, kernel
 # The series' examples that KUnit runs as doctests, in both configurations: arch_static_branch!
 # is hidden, as mainline's, and has none. declare_trace!'s second example registers a probe on
 # a tracepoint of its own: an argument runs only once the tracepoint is on.
-SERIES_DOCTESTS = {"rust/kernel/jump_label.rs": 1, "rust/kernel/tracepoint.rs": 2}
+# The examples each kernel's series adds, run as KUnit doctests: file -> how many. Mainline's
+# jump_label.rs and tracepoint.rs have none.
+SERIES_DOCTESTS = {
+    "series": {"rust/kernel/jump_label.rs": 1, "rust/kernel/tracepoint.rs": 2},
+    "mainline-series": {"rust/kernel/jump_label.rs": 1, "rust/kernel/tracepoint.rs": 1},
+}
 
 
 # A name no file has: its ENOENT shows that the init reports what each load returned.
@@ -122,8 +127,8 @@ def test_macro_examples_pass_as_kunit_doctests(built, guest_inits, accel, kernel
     assert suite.problems == (), suite.problems
     assert not [t for t in suite.tests if t.status == "not ok"]
     # The kernel crate has doctests of its own; the series' are among them, each with its
-    # location. Mainline's jump_label.rs and tracepoint.rs have no examples.
-    ours = SERIES_DOCTESTS if kernel == "series" else {}
+    # location.
+    ours = SERIES_DOCTESTS.get(kernel, {})
     assert len(suite.tests) > sum(ours.values())
     for path, count in ours.items():
         found = suite.in_file(path)

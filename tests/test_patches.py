@@ -7,14 +7,14 @@ import tempfile
 
 import pytest
 
+from common import series
 from runner import config as cfg
 
 PATCHES = sorted(p for p in cfg.PATCHES.glob("*.patch") if not p.name.startswith("0000-"))
 # The harness patches of the mainline tree: not the series, held to the same style.
 HARNESS = cfg.series_files(cfg.KERNELS["mainline"].patches)
 # The series for mainline (issue 35): its own patches, after the harness one.
-MAINLINE_SERIES = [p for p in cfg.series_files(cfg.KERNELS["mainline-series"].patches)
-                   if p.resolve().parent == cfg.KERNELS["mainline-series"].patches]
+MAINLINE_SERIES = series.own_patches(cfg.KERNELS["mainline-series"].patches)
 
 # checkpatch findings we leave, and the words the patch's "checkpatch:"
 # paragraph must use to explain each. Anything else fails the test.
@@ -25,7 +25,7 @@ EXPLAINED = {
     "Macro argument reuse": "argument reuse",
     "Alignment should match open parenthesis": "TRACE_EVENT",
     "Lines should not end with a '('": "TRACE_EVENT",
-    "Unknown commit id": "mainline's",
+    "Unknown commit id": "mainline",
 }
 
 
@@ -34,6 +34,30 @@ def test_series_lists_every_patch_in_order():
     assert len(PATCHES) == 9
     for k, patch in enumerate(PATCHES, 1):
         assert f"Subject: [PATCH {k}/{len(PATCHES)}]" in patch.read_text(), patch.name
+
+
+def test_the_mainline_series_numbers_its_patches():
+    """Sent as one series of its own: [PATCH k/n] over its patches alone, not the harness."""
+    assert len(MAINLINE_SERIES) == 3
+    for k, patch in enumerate(MAINLINE_SERIES, 1):
+        assert f"Subject: [PATCH {k}/{len(MAINLINE_SERIES)}]" in patch.read_text(), patch.name
+
+
+def letter_addresses(letter: str, field: str) -> list[str]:
+    """The addresses of a mail header field, one per continuation line as git writes them."""
+    m = re.search(rf"^{field}: (.*(?:\n    .*)*)", letter.split("\n\n", 1)[0], re.M)
+    return [a.strip().rstrip(",") for a in m.group(1).split("\n")] if m else []
+
+
+def test_the_mainline_cover_letter_goes_to_whom_get_maintainer_names(mainline_tree):
+    """Ready to send: To: the maintainers of what the patches touch, Cc: their reviewers and
+    lists, as the tree's scripts/get_maintainer.pl gives them (runner.kernel.recipients)."""
+    from runner import kernel
+    letter = (cfg.KERNELS["mainline-series"].patches / "0000-cover-letter.patch").read_text()
+    to, cc = kernel.recipients(mainline_tree.path, MAINLINE_SERIES)
+    assert "rust-for-linux@vger.kernel.org" in cc and to
+    assert (letter_addresses(letter, "To"), letter_addresses(letter, "Cc")) == (to, cc)
+    assert f"Subject: [PATCH 0/{len(MAINLINE_SERIES)}]" in letter
 
 
 def test_the_mainline_series_follows_the_harness_patch():
@@ -51,7 +75,8 @@ def test_cover_letter_is_filled_in():
     assert "base-commit:" in text
 
 
-@pytest.mark.parametrize("patch", PATCHES + HARNESS, ids=lambda p: f"{p.parent.name}/{p.name[:4]}")
+@pytest.mark.parametrize("patch", PATCHES + HARNESS + MAINLINE_SERIES,
+                         ids=lambda p: f"{p.parent.name}/{p.name[:4]}")
 def test_subject_and_signoff(patch):
     text = patch.read_text()
     subject = re.search(r"^Subject: \[PATCH( \d+/\d+)?\] (.+)$", text, re.M).group(2)

@@ -6,6 +6,7 @@ from analysis import codegen, sites, stats
 from analysis.load import Analysed, kernel_of
 from analysis.pages.profiles import SITE_KINDS
 from analysis.stats import fmt
+from analysis.verdict import cell
 from analysis.words import PAGE_TO_RUN, counted_words, possessive, signed, toolchain_words
 
 
@@ -156,3 +157,101 @@ def kernels_section(main: "Analysed", kernels: list["Analysed"]) -> list[str]:
                     notes += off_note(arch, config, v, off, a, b, paths_a, paths_b)
         out += ["", *notes, ""]
     return out
+
+
+# The kernel with patches-mainline-series/ applied to mainline (issue 35).
+MAINLINE_SERIES = "mainline-series"
+# The rows of its table: the site, C's variant, Rust's.
+SERIES_ROWS = (("one argument", "c_trace", "rust_trace"), ("driver-like", "c_txn", "rust_txn"),
+               ("driver-like, if enabled", "c_txn", "rust_txn_lazy"),
+               ("16 in a row, per site", "c_dense", "rust_dense"))
+SERIES_KERNELS = ("series", "mainline", MAINLINE_SERIES)
+
+
+def site_words(table: pd.DataFrame, **equal) -> str:
+    """A disabled site as a verdict row gives it: its instructions per site, then the
+    branches it takes and the functions it calls while off, where there are any."""
+    instructions = cell(table, **equal)
+    if instructions is None:
+        return "-"
+    taken = cell(table, "taken_per_site", **equal)
+    calls = cell(table, "calls_while_off", **equal)
+    return (fmt(instructions) + (f", {fmt(taken)} taken" if taken else "")
+            + (f", calls `{calls}`" if calls else ""))
+
+
+def native_words(table: pd.DataFrame, **equal) -> str:
+    median = cell(table, "native_median", **equal)
+    if median is None:
+        return "not run"
+    return (f"{fmt(median)} ({fmt(cell(table, 'native_min', **equal))}.."
+            f"{fmt(cell(table, 'native_max', **equal))})")
+
+
+def enabled_net(kernels: list["Analysed"], kernel: str, **equal) -> float | None:
+    """A variant's net instructions per call with a probe attached, on one kernel."""
+    for k in kernels:
+        if kernel_of(k.context) == kernel:
+            found = stats.rows(k.summary, state="enabled", **equal)
+            return None if found.empty else found.net.iloc[0]
+    return None
+
+
+def series_for_mainline(table: pd.DataFrame, kernels: list["Analysed"], profile: str) -> list[str]:
+    """What patches-mainline-series/ changes: the disabled site on the 6.12 series, mainline
+    and mainline with the series, each architecture and config the run measured mainline-series
+    on; taken branches and calls beside the counts; natively x86_64's; the lazy site's cost
+    with a probe attached."""
+    mine = table[table.profile == profile] if "profile" in table else table
+    if mine[mine.kernel == MAINLINE_SERIES].empty:
+        return ["## What the series for mainline changes", "",
+                f"This run did not measure `{MAINLINE_SERIES}` (mainline 7.3.4 with "
+                "[`patches-mainline-series/`](../../../patches-mainline-series)): "
+                f"`COMPARE_KERNELS=\"mainline {MAINLINE_SERIES}\"` does.", ""]
+    ours = mine[mine.kernel == MAINLINE_SERIES]
+    panels = list(dict.fromkeys(zip(ours.arch, ours.config)))
+    out = ["## What the series for mainline changes", "",
+           f"`{MAINLINE_SERIES}` is mainline 7.3.4 with the three patches of "
+           "[`patches-mainline-series/`](../../../patches-mainline-series): the key's count read "
+           "inline without jump labels (1), `<name>_enabled()` and `call_<name>()`, a call "
+           "without a second key test for use inside it (2), and the disabled path laid out "
+           "as the fall-through (3). Instructions per disabled site, under TCG -icount (exact), "
+           "with the branches the site takes and the functions it calls while off where there "
+           "are any; the 6.12 series for reference. C's site is mainline's.", "",
+           "| arch | config | site | C | Rust, 6.12 series | Rust, mainline | "
+           f"Rust, {MAINLINE_SERIES} |", "|---|---|---|---|---|---|---|"]
+    for arch, config in panels:
+        for site, c, rust in SERIES_ROWS:
+            where = dict(arch=arch, config=config)
+            cells = [site_words(mine, kernel="mainline", variant=c, **where)]
+            cells += [site_words(mine, kernel=k, variant=rust, **where) for k in SERIES_KERNELS]
+            out.append(f"| {arch} | {config} | {site} | " + " | ".join(cells) + " |")
+    native = ours[ours.native_median.notna()]
+    if not native.empty:
+        unit = native.native_unit.iloc[0]
+        out += ["", f"Natively, on the host CPU ({unit} per site, median and range over "
+                "processes; `not run` where the site calls a function outside the module, "
+                "which the native stage does not run):", "",
+                "| config | site | C | Rust, mainline | "
+                f"Rust, {MAINLINE_SERIES} |", "|---|---|---|---|---|"]
+        for config in dict.fromkeys(native.config):
+            for site, c, rust in SERIES_ROWS:
+                where = dict(arch="x86_64", config=config)
+                cells = [native_words(mine, kernel="mainline", variant=c, **where),
+                         native_words(mine, kernel="mainline", variant=rust, **where),
+                         native_words(mine, kernel=MAINLINE_SERIES, variant=rust, **where)]
+                out.append(f"| {config} | {site} | " + " | ".join(cells) + " |")
+    lazy = []
+    for arch, config in panels:
+        where = dict(arch=arch, config=config, variant="rust_txn_lazy")
+        before, after = (enabled_net(kernels, k, **where) for k in ("mainline", MAINLINE_SERIES))
+        if before is not None and after is not None:
+            lazy.append(f"{arch} {config} {fmt(before)} -> {fmt(after)}")
+    if lazy:
+        out += ["", "With a probe attached, the driver-like site inside its `if` tests the "
+                "key twice on mainline (it can only call `<name>()` there, which tests it "
+                "again, without jump labels through `rust_helper_static_key_count()`) and "
+                "once on "
+                f"{MAINLINE_SERIES} (`call_<name>()`): net instructions per event, mainline -> "
+                f"{MAINLINE_SERIES}: " + "; ".join(lazy) + "."]
+    return out + [""]
