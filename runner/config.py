@@ -100,6 +100,8 @@ TRIXIE_ROOT = DebianRoot(
     suite="trixie",
     packages=("gcc-loongarch64-linux-gnu", "make", "bc", "flex", "bison", "libelf-dev",
               "libssl-dev", "python3", "rustc-web", "rust-web-src", "bindgen", "libclang-dev",
+              # CLIPPY=1 on the series for mainline (tests/test_rust_review.py)
+              "rust-web-clippy",
               "clang", "lld", "llvm", "cpio", "kmod",
               *(f"{p}={QEMU_BACKPORTS_VERSION}"
                 for p in ("qemu-system-misc", "qemu-system-common", "qemu-system-data")),

@@ -9,6 +9,7 @@ from runner import config as cfg
 from common import console
 from runner import kernel, proc, qemu, roots
 from tests.conftest import ALL_KERNELS, KERNELS, OUT, RUST_ARCHS, TEST_ARCHS
+from tests.test_rust_review import REVIEWED
 
 EVENT = "rust_sample_loaded"
 # The sample, the doctests and the Rust sites exist on RUST_ARCHS alone.
@@ -220,15 +221,20 @@ def test_static_branch_unlikely_checks_its_arguments(kernels, tmp_path, name, ke
             kernel.build_external_module(kb, tmp_path)
 
 
-def test_rustfmtcheck_passes_on_the_patched_tree(source_tree):
-    """make rustfmtcheck on the patched sources, with Debian's rustfmt (rustfmt-web, the
-    version of rustc-web); the benchmark's Rust is checked the same way."""
+@pytest.mark.parametrize("kernel_name", REVIEWED)
+def test_rustfmtcheck_passes_on_the_patched_tree(source_tree, built, kernel_name):
+    """make rustfmtcheck on the patched sources (the 6.12 series', and the series for
+    mainline's where the tests build it), with Debian's rustfmt (rustfmt-web, the version of
+    rustc-web); the benchmark's Rust is checked the same way."""
     import subprocess
+    src = (source_tree.path if kernel_name == "series"
+           else built(kernel_name, "x86_64", "jump_label").src)
+
     def status():
-        return subprocess.run(["git", "status", "--porcelain"], cwd=source_tree.path,
+        return subprocess.run(["git", "status", "--porcelain"], cwd=src,
                               capture_output=True, text=True, check=True).stdout
     before = status()
-    proc = subprocess.run(["make", "-C", str(source_tree.path), "rustfmtcheck",
+    proc = subprocess.run(["make", "-C", str(src), "rustfmtcheck",
                            "RUSTFMT=/usr/bin/rustfmt"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert status() == before        # the cached tree is left exactly as it was

@@ -12,9 +12,13 @@ import pytest
 from common import messages
 from runner import bench, kernel, proc
 from runner import config as cfg
-from tests.conftest import TEST_ARCHS
+from tests.conftest import ALL_KERNELS, TEST_ARCHS
 
 CLIPPY = ("CLIPPY=1", "CLIPPY_DRIVER=/usr/bin/clippy-driver")
+# The kernels whose series the review covers: the 6.12 series, and the series for mainline
+# where this run of the tests builds it (make test-full).
+REVIEWED = ["series"] + sorted({k for k, a, _ in ALL_KERNELS
+                               if k == "mainline-series" and a == "x86_64"})
 
 
 def review_outputs(kb, step: str, inputs, run) -> Path:
@@ -50,16 +54,17 @@ def warnings(log_text: str) -> list[str]:
 
 @pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
 @pytest.mark.parametrize("name", ["jump_label", "no_jump_label"])
-def test_clippy_has_nothing_to_say_about_the_series(kernels, name):
+@pytest.mark.parametrize("kernel_name", REVIEWED)
+def test_clippy_has_nothing_to_say_about_the_series(built, kernel_name, name):
     """The kernel crate (jump_label.rs, tracepoint.rs and lib.rs of the series), the
     rust_print sample and the benchmark module, built with CLIPPY=1: no warning at all."""
     def clippy(kb, out):
-        kernel.kbuild_make(kb.src, kb.build, "rust/", "samples/rust/", arch=kb.arch,
+        kernel.kbuild_make(kb.src, kb.build, "rust/", "samples/rust/", arch=kb.build_arch,
                           log=out / "clippy.log", extra=CLIPPY)
         ko = bench.build_bench_module(kb, out / "scratch" / "module", extra=CLIPPY)
         shutil.copy(ko.parent / "tpbench-build.log", out / "module-clippy.log")
     module = sorted(bench.BENCH_MODULE.iterdir())
-    out = review_outputs(kernels[("x86_64", name)], "clippy",
+    out = review_outputs(built(kernel_name, "x86_64", name), "clippy",
                          [proc.output_of(["/usr/bin/clippy-driver", "--version"]).encode(),
                           *(p.name.encode() + p.read_bytes() for p in module if p.is_file())],
                          clippy)
@@ -74,15 +79,17 @@ RUSTDOC_PAGES = ("jump_label/macro.static_branch_unlikely.html", "macro.declare_
 
 
 @pytest.mark.skipif("x86_64" not in TEST_ARCHS, reason="runs on the x86_64 builds")
-def test_rustdoc_documents_the_new_macros(kernels):
+@pytest.mark.parametrize("kernel_name", REVIEWED)
+def test_rustdoc_documents_the_new_macros(built, kernel_name):
     def rustdoc(kb, out):
-        kernel.kbuild_make(kb.src, kb.build, "rustdoc", arch=kb.arch, log=out / "rustdoc.log")
+        kernel.kbuild_make(kb.src, kb.build, "rustdoc", arch=kb.build_arch,
+                           log=out / "rustdoc.log")
         doc = kb.build / "Documentation/output/rust/rustdoc/kernel"
         for page in RUSTDOC_PAGES:
             if (doc / page).exists():
                 (out / "pages" / page).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(doc / page, out / "pages" / page)
-    out = review_outputs(kernels[("x86_64", "jump_label")], "rustdoc", [], rustdoc)
+    out = review_outputs(built(kernel_name, "x86_64", "jump_label"), "rustdoc", [], rustdoc)
     assert warnings((out / "rustdoc.log").read_text()) == []
     for page in RUSTDOC_PAGES:
         assert (out / "pages" / page).exists(), page
