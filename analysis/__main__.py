@@ -299,8 +299,9 @@ MAINLINE_SERIES = REPO / "patches-mainline-series"
 def mainline_cover_region(table, main, others) -> str:
     """The series for mainline's letter's measured region, from an analysed run; "" when the
     run did not measure mainline with it beside mainline."""
-    runs = [main, *others]
-    kernels = {load.kernel_of(a.context) for a in runs if a.profile == main.profile}
+    # The run's own profile alone: clang/mainline is mainline too, built otherwise.
+    runs = [a for a in [main, *others] if a.profile == main.profile]
+    kernels = {load.kernel_of(a.context) for a in runs}
     if not {"mainline", mainline.MAINLINE_SERIES} <= kernels:
         return ""
     lazy = []
@@ -312,7 +313,7 @@ def mainline_cover_region(table, main, others) -> str:
         if None not in nets:
             lazy.append(f"{arch} {words.SHORT[config]} {stats.fmt(nets[0])} -> "
                         f"{stats.fmt(nets[1])}")
-    contexts = [a.context for a in runs if a.profile == main.profile]
+    contexts = [a.context for a in runs]
     return cover.mainline_measured(table, contexts, lazy,
                                    series.own_patches(MAINLINE_SERIES), "tpbench developers")
 
