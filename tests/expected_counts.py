@@ -512,7 +512,7 @@ EXPECTED_DISTRO = {
 
 
 # Profile clang (clang 22, full LTO, kCFI, PREEMPT; arm64's shadow call stack), the series on
-# x86_64 and arm64: the counts of run 20261206T204019Z-fe594e7, each equal to the walk of its
+# x86_64 and arm64: the counts of run 20261207T002526Z-fe594e7, each equal to the walk of its
 # disabled path (`make codegen`: paths-<arch>-<config>.tsv of data/<run>/clang/ lists the
 # instructions; the enabled state's counts add __DO_TRACE, the probe and, on arm64,
 # __traceiter_tpbench_hit() inlined by LTO with its kCFI check). Built by `make bench

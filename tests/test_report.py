@@ -499,10 +499,11 @@ def test_the_verdict_has_a_row_per_site_with_its_spread_between_processes():
 
 def test_committed_report_answers_first_on_a_few_screens():
     """REPORT.md: the question, a numbered answer from the verdict, the scope, the table of
-    instructions per site, native time with its spread; under 150 lines."""
+    instructions per site, native time with its spread; under 170 lines (its two tables grow
+    a row per kernel and build measured)."""
     text = committed_report()
     lines = text.splitlines()
-    assert len(lines) < 150, len(lines)
+    assert len(lines) < 170, len(lines)
     assert lines[0] == "# Does a disabled tracepoint cost the same from Rust as from C?"
     assert lines.index("## Answer") < 10
     answer = text.split("## Answer")[1].split("\n## ")[0]
@@ -683,7 +684,9 @@ def test_the_layout_answer_names_every_row_of_16_sites_in_a_row_where_the_counts
     tie = {k for k, r in counts.iterrows() if answer_fmt(r.c_dense) == answer_fmt(r.rust_dense)}
     assert len(tie) >= 4 and len(tie) < len(taken)
     for (kernel, profile, arch), r in taken.iterrows():
-        groups = [part for part in line.split("; ") if f"{kernel} {profile} {arch}" in part]
+        # "series distro riscv64" is not "mainline-series distro riscv64".
+        groups = [part for part in line.split("; ")
+                  if re.search(rf"(?<![\w-]){kernel} {profile} {arch}\b", part)]
         if (kernel, profile, arch) not in tie:
             assert not groups, (kernel, profile, arch)
             continue
@@ -727,13 +730,14 @@ def test_the_pages_point_at_what_exists():
 
 def test_each_further_question_spans_every_row_its_page_shows():
     """The one-line findings range over every site kind, kernel and build (issue 32): the
-    committed run's driver-like, tiny and mainline rows set the ends the issue measured, and
-    its clang arm64 rows the top of the probe's (26)."""
+    committed run's driver-like, tiny and mainline rows set the ends the issue measured, its
+    clang arm64 rows the top of the probe's (26), and mainline-series' lazy site, which calls
+    into C without a second key test, the bottom (16 fewer)."""
     text = committed_report()
     further = text.split("## Further questions")[1]
-    assert "from 10 fewer to 26 more instructions per event than its C counterpart (over every " \
+    assert "from 16 fewer to 26 more instructions per event than its C counterpart (over every " \
            "site kind, kernel and build)" in further
-    assert "Rust minus C is -1.2% to +4.0% of a record's cost (over every site kind, kernel " \
+    assert "Rust minus C is -2.0% to +4.0% of a record's cost (over every site kind, kernel " \
            "and build)" in further
     assert "36 to 172 bytes in C, 43 to 132 bytes in Rust" in further
     assert "4 to 5 in C and 1 in Rust (series tiny)" in further
@@ -755,7 +759,9 @@ def test_the_scope_names_each_compiler_the_counter_and_what_is_missing():
         other = json.loads((sub / "context.json").read_text())
         for arch in set(main["archs"]) - set(other["archs"]):
             name = f"{other['kernel']} {other['profile']}"
-            part = rows["not measured"].split(name + ":")[1].split(";")[0]
+            # A kernel and build may have two entries: what it could not have, what was not
+            # asked for.
+            part = " ".join(p.split(";")[0] for p in rows["not measured"].split(name + ":")[1:])
             assert arch in part, (name, arch)
 
 
