@@ -5,7 +5,6 @@ context and the names of the detail pages written beside it; the details themsel
 analysis.report's pages.
 """
 
-import math
 import os
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from analysis.load import kernel_of, profile_of
 from analysis.pages import clang as clang_page
 from analysis.pages.method import reproduce_command
 from analysis.verdict import cell
-from analysis.words import PAGES_DIR, SHORT, thunk_label, tool_words
+from analysis.words import PAGES_DIR, SHORT, native_of, native_words, thunk_label, tool_words
 from kelf.rewrites import THUNKS
 
 CONFIGS = (("jump_label", "with jump labels"), ("no_jump_label", "without jump labels"))
@@ -36,17 +35,6 @@ def plural(n, word: str) -> str:
 
 def archs_of(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(table.arch))
-
-
-def native_words(row) -> str:
-    """A native cost as the reader should take it: "< x, not resolved" when some process put
-    it within the A/A noise of zero, else the median and the range over processes."""
-    if pd.isna(row.native_median):
-        return ""
-    if row.native_min <= row.native_noise:
-        bound = math.ceil(round(max(row.native_max, row.native_noise) * 100, 6)) / 100
-        return f"< {bound:.2f}, not resolved"
-    return f"{row.native_median:.2f} ({row.native_min:.2f}..{row.native_max:.2f})"
 
 
 def build_words(kernel: str, profile: str) -> str:
@@ -249,17 +237,13 @@ def mainline_series_sentence(table: pd.DataFrame, profile: str) -> str:
             f"and configs measured; " + ("; ".join(changed) if changed else "no count changes"))
     if dense:
         text += "; branches taken per site among 16 in a row: " + "; ".join(dense)
-    native = [(cell(t, "native_median", arch="x86_64", config="no_jump_label", variant=v),
-               cell(t, "native_min", arch="x86_64", config="no_jump_label", variant=v),
-               cell(t, "native_max", arch="x86_64", config="no_jump_label", variant=v))
+    where = {"arch": "x86_64", "config": "no_jump_label"}
+    native = [native_of(t, variant=v, **where)
               for t, v in ((before, "rust_dense"), (after, "rust_dense"), (after, "c_dense"))]
-    if native[1][0] is not None and native[2][0] is not None:
-        old = (f"{fmt(native[0][0])} ({fmt(native[0][1])}..{fmt(native[0][2])}) -> "
-               if native[0][0] is not None else "")
-        text += (f"; natively (x86_64 JL=n, 16 in a row) Rust's site {old}"
-                 f"{fmt(native[1][0])} ({fmt(native[1][1])}..{fmt(native[1][2])}) "
-                 f"{cell(after, 'native_unit', arch='x86_64', config='no_jump_label')}, "
-                 f"C's {fmt(native[2][0])} ({fmt(native[2][1])}..{fmt(native[2][2])})")
+    if native[1] and native[2]:
+        old = f"{native[0]} -> " if native[0] else ""
+        text += (f"; natively (x86_64 JL=n, 16 in a row) Rust's site {old}{native[1]} "
+                 f"{cell(after, 'native_unit', **where)}, C's {native[2]}")
     return text + "."
 
 
@@ -518,20 +502,23 @@ def native_scope(context: dict, host: str) -> str:
             + f"{host}; TSC ticks")
 
 
+def compiler_words(context: dict) -> str:
+    """Which C compiler (per architecture) and rustc built one kernel: "C by GCC 14.2.0
+    (x86_64, arm64); clang 19.1.7 (riscv64); Rust by rustc 1.96.0"."""
+    by: dict[str, list[str]] = {}
+    for arch, tools in context.get("toolchain", {}).items():
+        if tools.get("gcc"):
+            by.setdefault(tool_words("gcc", tools["gcc"]), []).append(arch)
+    rustc = {tool_words("rustc", t["rustc"]) for t in context.get("toolchain", {}).values()
+             if t.get("rustc")}
+    words = "; ".join(f"{name} ({', '.join(archs)})" for name, archs in by.items())
+    return f"C by {words}; Rust by {', '.join(sorted(rustc))}"
+
+
 def compilers_words(contexts: list[dict]) -> str:
     """Which C compiler and rustc built each kernel's C and Rust, per kernel, and why
     riscv64's C is clang's."""
-    out = []
-    for c in contexts:
-        by: dict[str, list[str]] = {}
-        for arch, tools in c.get("toolchain", {}).items():
-            if tools.get("gcc"):
-                by.setdefault(tool_words("gcc", tools["gcc"]), []).append(arch)
-        rustc = {tool_words("rustc", t["rustc"]) for t in c.get("toolchain", {}).values()
-                 if t.get("rustc")}
-        words = "; ".join(f"{name} ({', '.join(archs)})" for name, archs in by.items())
-        out.append(f"**{kernel_of(c)} {profile_of(c)}**: C by {words}; Rust by "
-                   f"{', '.join(sorted(rustc))}")
+    out = [f"**{kernel_of(c)} {profile_of(c)}**: {compiler_words(c)}" for c in contexts]
     text = "; ".join(dict.fromkeys(out))
     if any("riscv64" in c.get("toolchain", {}) for c in contexts):
         text += (". riscv64's C is clang's, not Debian's GCC: 6.12 offers Rust on riscv only "
@@ -562,11 +549,8 @@ def missing_words(context: dict, others: list[dict]) -> str:
     return "; ".join(out) or "nothing: every kernel and build on every architecture"
 
 
-def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
-    """What the numbers hold for: kernels, builds, architectures, emulator, host."""
-    contexts = [context, *others]
-    kernels = {kernel_of(c): c.get("kernel_what") or c.get("kernel_package", "") for c in contexts}
-    profiles = {profile_of(c): c.get("profile_what", "") for c in contexts}
+def guest_words(contexts: list[dict]) -> str:
+    """The emulators the guests ran in and what their counter counts."""
     qemu: dict[str, list[str]] = {}
     for c in contexts:
         for arch, tools in c.get("toolchain", {}).items():
@@ -582,7 +566,21 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
              + "".join(f"; {arch}'s counter ticks once per {period} instructions, so its "
                        f"per-call slope is within 0.002 of the count and rounds to it"
                        for arch, period in coarse))
-    host = host_words(context.get("native_about", {}), context.get("host_cpu", ""))
+    return (f"{emulators}; TCG `-icount shift=0,sleep=off`: the guest's counter counts "
+            f"instructions, {exact}")
+
+
+def native_scope_of_run(context: dict) -> str:
+    """The scope table's native row for a run: what ran, on which CPU, through which return."""
+    return native_scope(context, host_words(context.get("native_about", {}),
+                                            context.get("host_cpu", "")))
+
+
+def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
+    """What the numbers hold for: kernels, builds, architectures, emulator, host."""
+    contexts = [context, *others]
+    kernels = {kernel_of(c): c.get("kernel_what") or c.get("kernel_package", "") for c in contexts}
+    profiles = {profile_of(c): c.get("profile_what", "") for c in contexts}
     return [
         "| | |", "|---|---|",
         "| kernels | " + "; ".join(f"**{k}**: {w}" for k, w in kernels.items()) + " |",
@@ -590,11 +588,10 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
         "| architectures | " + "; ".join(
             f"{kernel_of(c)} {profile_of(c)}: {', '.join(c.get('archs', []))}"
             for c in contexts) + " |",
-        f"| guest | {emulators}; TCG "
-        f"`-icount shift=0,sleep=off`: the guest's counter counts instructions, {exact} |",
+        f"| guest | {guest_words(contexts)} |",
         "| compilers | " + compilers_words(contexts) + " |",
         "| not measured | " + missing_words(context, others) + " |",
-        f"| native | {native_scope(context, host)} |",
+        f"| native | {native_scope_of_run(context)} |",
         f"| run | `{context['run_id']}` ({context['date'][:10]}): "
         f"[samples]({rel}/samples.csv), [context]({rel}/context.json), "
         f"[verdict.csv]({rel}/verdict.csv) |",

@@ -86,14 +86,11 @@ def measured(table: pd.DataFrame, summary: pd.DataFrame, context: dict, others: 
     profile = context.get("profile", "distro")
     kernels = ", ".join(f"{answer.kernel_of(c)} {answer.profile_of(c)} on "
                         f"{', '.join(c.get('archs', []))}" for c in [context, *others])
-    scope = answer.scope_lines(context, others, Path("."))
-    guest = next(line for line in scope if line.startswith("| guest |"))
-    compilers = next(line for line in scope if line.startswith("| compilers |"))
-    native = next(line for line in scope if line.startswith("| native |"))
+    contexts = [context, *others]
     intro = (f"Measured by tpbench run {context['run_id']} ({context['date'][:10]}), from which "
              f"every figure below comes: {kernels}. In the guest, "
-             f"{guest.split(' | ')[1].rstrip(' |')}. {compilers.split(' | ')[1].rstrip(' |')}. "
-             f"Natively: {native.split(' | ')[1].rstrip(' |')}.")
+             f"{answer.guest_words(contexts)}. {answer.compilers_words(contexts)}. "
+             f"Natively: {answer.native_scope_of_run(context)}.")
     measured_patches = len(context.get("series", []))
     if measured_patches < len(patches):
         intro += (f" That run measured patches 1 to {measured_patches}; "
@@ -172,15 +169,11 @@ def mainline_measured(table: pd.DataFrame, contexts: list[dict], lazy: list[str]
     main = contexts[0]
     profile = main.get("profile", "distro")
     ours = next(c for c in contexts if answer.kernel_of(c) == "mainline-series")
-    scope = answer.scope_lines(main, contexts[1:], Path("."))
-    guest = next(line for line in scope if line.startswith("| guest |"))
-    native = next(line for line in scope if line.startswith("| native |"))
     intro = (f"Measured by tpbench run {main['run_id']} ({main['date'][:10]}), from which "
              f"every figure below comes: 7.3.4 and 7.3.4 with this series, built {profile} "
-             f"({plain(answer.compilers_words([ours]).split('. ')[0].split(': ', 1)[1])}), "
-             f"on {', '.join(ours.get('archs', []))}. In "
-             f"the guest, {guest.split(' | ')[1].rstrip(' |')}. Natively: "
-             f"{native.split(' | ')[1].rstrip(' |')}.")
+             f"({answer.compiler_words(ours)}), on {', '.join(ours.get('archs', []))}. In "
+             f"the guest, {answer.guest_words(contexts)}. Natively: "
+             f"{answer.native_scope_of_run(main)}.")
     text = [paragraph(intro), "", *mainline_table_lines(table, profile), "",
             paragraph("Instructions per disabled site, beyond the same loop without it; \"t\": "
                       "the site takes a branch on every disabled event, which an instruction "

@@ -1,5 +1,6 @@
 """How the report words numbers, tools and builds: one place for each phrase's form."""
 
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -116,3 +117,25 @@ def span(values, unit: str = "") -> str:
     lo, hi = min(values), max(values)
     text = fmt(lo) if lo == hi else f"{fmt(lo)} to {fmt(hi)}"
     return f"{text} {unit}".strip()
+
+
+def native_words(row) -> str:
+    """A native cost as the reader should take it: "< x, not resolved" when some process put
+    it within the A/A noise of zero, else the median and the range over processes."""
+    if pd.isna(row.native_median):
+        return ""
+    if row.native_min <= row.native_noise:
+        bound = math.ceil(round(max(row.native_max, row.native_noise) * 100, 6)) / 100
+        return f"< {bound:.2f}, not resolved"
+    return f"{row.native_median:.2f} ({row.native_min:.2f}..{row.native_max:.2f})"
+
+
+def native_of(table: pd.DataFrame, **equal) -> str | None:
+    """native_words() of the one verdict row matching `equal`; None where it has no native
+    figure."""
+    part = table
+    for key, value in equal.items():
+        part = part[part[key] == value]
+    if part.empty or pd.isna(part.native_median.iloc[0]):
+        return None
+    return native_words(part.iloc[0])

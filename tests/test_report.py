@@ -533,13 +533,17 @@ def test_every_relative_link_of_the_report_and_its_pages_resolves():
 
 
 def test_a_native_site_within_the_noise_is_not_resolved():
-    from analysis import answer
+    from analysis import words
     row = pd.Series(dict(native_median=0.01, native_min=-0.27, native_max=0.28,
                          native_noise=0.04))
-    assert answer.native_words(row) == "< 0.28, not resolved"
+    assert words.native_words(row) == "< 0.28, not resolved"
     row = pd.Series(dict(native_median=3.19, native_min=2.24, native_max=3.98,
                          native_noise=0.08))
-    assert answer.native_words(row) == "3.19 (2.24..3.98)"
+    assert words.native_words(row) == "3.19 (2.24..3.98)"
+    table = pd.DataFrame([dict(variant="rust_dense", native_median=0.01, native_min=-0.27,
+                               native_max=0.28, native_noise=0.04)])
+    assert words.native_of(table, variant="rust_dense") == "< 0.28, not resolved"
+    assert words.native_of(table, variant="c_dense") is None
 
 
 def test_the_verdict_names_the_functions_a_disabled_site_calls():

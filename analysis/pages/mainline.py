@@ -7,7 +7,8 @@ from analysis.load import Analysed, kernel_of
 from analysis.pages.profiles import SITE_KINDS
 from analysis.stats import fmt
 from analysis.verdict import cell
-from analysis.words import PAGE_TO_RUN, counted_words, possessive, signed, toolchain_words
+from analysis.words import (PAGE_TO_RUN, counted_words, native_of, possessive, signed,
+                            toolchain_words)
 
 
 # The series' tree built by mainline's compilers: beside the series and mainline it splits
@@ -180,12 +181,8 @@ def site_words(table: pd.DataFrame, **equal) -> str:
             + (f", calls `{calls}`" if calls else ""))
 
 
-def native_words(table: pd.DataFrame, **equal) -> str:
-    median = cell(table, "native_median", **equal)
-    if median is None:
-        return "not run"
-    return (f"{fmt(median)} ({fmt(cell(table, 'native_min', **equal))}.."
-            f"{fmt(cell(table, 'native_max', **equal))})")
+def native_cell(table: pd.DataFrame, **equal) -> str:
+    return native_of(table, **equal) or "not run"
 
 
 def enabled_net(kernels: list["Analysed"], kernel: str, **equal) -> float | None:
@@ -237,9 +234,9 @@ def series_for_mainline(table: pd.DataFrame, kernels: list["Analysed"], profile:
         for config in dict.fromkeys(native.config):
             for site, c, rust in SERIES_ROWS:
                 where = dict(arch="x86_64", config=config)
-                cells = [native_words(mine, kernel="mainline", variant=c, **where),
-                         native_words(mine, kernel="mainline", variant=rust, **where),
-                         native_words(mine, kernel=MAINLINE_SERIES, variant=rust, **where)]
+                cells = [native_cell(mine, kernel="mainline", variant=c, **where),
+                         native_cell(mine, kernel="mainline", variant=rust, **where),
+                         native_cell(mine, kernel=MAINLINE_SERIES, variant=rust, **where)]
                 out.append(f"| {config} | {site} | " + " | ".join(cells) + " |")
     lazy = []
     for arch, config in panels:
