@@ -5,6 +5,14 @@
  * or loong64). Kernel messages go to the console; results go to their own
  * channel (tpbench.results=<tty>), so the parser never sees them mixed.
  *
+ * The init's own lines reach the console as kernel log records, one write to
+ * /dev/kmsg per line, so that the kernel prints each whole between its own
+ * messages. Written to the console directly, a line could be cut by kernel
+ * output still being printed (7.3 prints the console from a thread of its own,
+ * while KUnit's doctests report), and the parser would lose the KTAP line that
+ * cut it. nolibc's printf() writes a line in pieces, so tell() formats into a
+ * pipe and moves the line to /dev/kmsg in one write.
+ *
  * Modes, from the kernel command line:
  *   tpbench.mode=sample  report the rust_sample event and dump the trace
  *   tpbench.mode=bench   load /tpbench.ko with each tpbench.arg=<a>; time the
@@ -32,9 +40,37 @@ static char results_tty[64] = "/dev/ttyS1";
 static char mode[32];
 static int args_too_long;
 
+static FILE *tell_file;
+static int tell_in = -1;
+static int kmsg = -1;
+
+/* A line for the console: through /dev/kmsg once tell_start() has opened it. */
+static __attribute__((format(printf, 1, 2))) void tell(const char *fmt, ...)
+{
+	/* A kernel log record holds at most 1024 bytes: a longer line goes out as it is. */
+	static char line[1024];
+	va_list args;
+	ssize_t n;
+
+	va_start(args, fmt);
+	vfprintf(tell_file ? tell_file : stdout, fmt, args);
+	va_end(args);
+	if (!tell_file)
+		return;
+	n = read(tell_in, line, sizeof(line));
+	if (n > 0 && line[n - 1] == '\n' && write(kmsg, line, n) == n)
+		return;
+	while (n > 0) {
+		write(1, line, n);
+		if (line[n - 1] == '\n')
+			break;
+		n = read(tell_in, line, sizeof(line));
+	}
+}
+
 static void say(const char *msg)
 {
-	printf("tpbench-init: %s\n", msg);
+	tell("tpbench-init: %s\n", msg);
 }
 
 /* Copies one file to an open descriptor; -1 if it cannot be read. */
@@ -68,8 +104,21 @@ static int write_file(const char *path, const char *s)
 	if (fd >= 0)
 		close(fd);
 	if (ret)
-		printf("tpbench-init: writing '%s' to %s failed (errno %d)\n", s, path, -ret);
+		tell("tpbench-init: writing '%s' to %s failed (errno %d)\n", s, path, -ret);
 	return ret;
+}
+
+static void tell_start(void)
+{
+	int fds[2];
+
+	/* Else /dev/kmsg takes 10 lines per 5 seconds from a writer. The newline is required. */
+	write_file("/proc/sys/kernel/printk_devkmsg", "on\n");
+	kmsg = open("/dev/kmsg", O_WRONLY);
+	if (kmsg >= 0 && !pipe(fds)) {
+		tell_in = fds[0];
+		tell_file = fdopen(fds[1], "w");
+	}
 }
 
 /* The first line of a file into buf (size len), without its newline; "" if unreadable. */
@@ -95,7 +144,7 @@ static void append_word(char *dst, size_t len, const char *value, size_t vlen)
 	size_t used = strlen(dst);
 
 	if (used + vlen + 2 > len) {
-		printf("tpbench-init: the module arguments do not fit in %lu bytes\n",
+		tell("tpbench-init: the module arguments do not fit in %lu bytes\n",
 		       (unsigned long)len);
 		args_too_long = 1;
 		return;
@@ -146,7 +195,7 @@ static void sample(int out)
 	put(out, read_line(EVENT "/enable", enable, sizeof(enable)));
 	put(out, "\ntpbench: trace begin\n");
 	if (copy_file("/sys/kernel/tracing/trace", out) < 0)
-		printf("tpbench-init: cannot read the trace (errno %d)\n", errno);
+		tell("tpbench-init: cannot read the trace (errno %d)\n", errno);
 	put(out, "tpbench: trace end\n");
 }
 
@@ -223,7 +272,7 @@ static void fire_and_copy_trace(int out, const char *variant_list, const char *o
 	put(out, on);
 	put(out, " begin\n");
 	if (copy_file(TRACING "/trace", out) < 0)
-		printf("tpbench-init: cannot read the trace (errno %d)\n", errno);
+		tell("tpbench-init: cannot read the trace (errno %d)\n", errno);
 	put(out, "tpbench: records end\n");
 }
 
@@ -247,7 +296,7 @@ static void report_vulnerabilities(void)
 		strcpy(path, "/sys/devices/system/cpu/vulnerabilities/");
 		strncat(path, names[i], sizeof(path) - strlen(path) - 1);
 		if (read_line(path, line, sizeof(line))[0])
-			printf("tpbench-vulnerability %s: %s\n", names[i], line);
+			tell("tpbench-vulnerability %s: %s\n", names[i], line);
 	}
 }
 
@@ -259,14 +308,14 @@ static void bench(int out)
 	report_vulnerabilities();
 
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	printf("tpbench-init: insmod /tpbench.ko %s\n", modargs);
+	tell("tpbench-init: insmod /tpbench.ko %s\n", modargs);
 	if (args_too_long) {
 		put(out, "tpbench: insmod failed\n");
 		return;
 	}
 	ret = load_module("/tpbench.ko", modargs);
 	if (ret < 0) {
-		printf("tpbench-init: insmod failed with status %ld\n", -ret);
+		tell("tpbench-init: insmod failed with status %ld\n", -ret);
 		put(out, "tpbench: insmod failed\n");
 		return;
 	}
@@ -277,7 +326,7 @@ static void bench(int out)
 		write_file(EVENTS_ENABLE, "0");
 	}
 	if (copy_file(RESULTS_FILE, out) < 0)
-		printf("tpbench-init: cannot read %s (errno %d)\n", RESULTS_FILE, errno);
+		tell("tpbench-init: cannot read %s (errno %d)\n", RESULTS_FILE, errno);
 	read_line(PARAMS "/variants", line, sizeof(line));
 	/* The records' pointer as an address, which the runner can check. */
 	write_file(TRACING "/options/hash-ptr", "0");
@@ -302,7 +351,7 @@ static void insmod_all(int out)
 		strncat(path, name, sizeof(path) - 5);
 		strncat(path, ".ko", 3);
 		ret = load_module(path, "");
-		printf("tpbench-init: insmod %s: %ld\n", path, ret);
+		tell("tpbench-init: insmod %s: %ld\n", path, ret);
 		put(out, "insmod ");
 		put(out, name);
 		put(out, " ");
@@ -322,12 +371,13 @@ int main(void)
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	tell_start();
 	say("started");
 
 	parse_cmdline();
 	out = open(results_tty, O_WRONLY | O_NOCTTY);
 	if (out < 0)
-		printf("tpbench-init: cannot open %s (errno %d)\n", results_tty, errno);
+		tell("tpbench-init: cannot open %s (errno %d)\n", results_tty, errno);
 	else if (!strcmp(mode, "sample"))
 		sample(out);
 	else if (!strcmp(mode, "bench"))
@@ -335,7 +385,7 @@ int main(void)
 	else if (!strcmp(mode, "insmod"))
 		insmod_all(out);
 	else
-		printf("tpbench-init: unknown tpbench.mode='%s'\n", mode);
+		tell("tpbench-init: unknown tpbench.mode='%s'\n", mode);
 	if (out >= 0)
 		close(out);
 
