@@ -36,9 +36,7 @@ _CALL = re.compile(r"^`?(?:call|bl|blx|jal|jalr)\s+([A-Za-z_][\w.]*)")
 
 def cell(table: pd.DataFrame, column: str = "instructions_per_site", **equal):
     """One value of a verdict table, or None when the run has no such row."""
-    part = table
-    for key, value in equal.items():
-        part = part[part[key] == value]
+    part = stats.rows(table, **equal)
     return None if part.empty or pd.isna(part[column].iloc[0]) else part[column].iloc[0]
 
 

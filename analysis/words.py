@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.stats import fmt
+from analysis.stats import fmt, rows
 from analysis.load import kernel_of, profile_of
 from kelf.rewrites import THUNKS
 from common import matrix
@@ -133,9 +133,7 @@ def native_words(row) -> str:
 def native_of(table: pd.DataFrame, **equal) -> str | None:
     """native_words() of the one verdict row matching `equal`; None where it has no native
     figure."""
-    part = table
-    for key, value in equal.items():
-        part = part[part[key] == value]
+    part = rows(table, **equal)
     if part.empty or pd.isna(part.native_median.iloc[0]):
         return None
     return native_words(part.iloc[0])
