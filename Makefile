@@ -44,6 +44,9 @@ KERNEL ?= series
 COMPARE_KERNELS ?= $(filter-out $(KERNEL),mainline)
 # QUICK=1: a short matrix (3 values of N, 5 repetitions).
 QUICK_ARGS = $(if $(QUICK),--ns "1 10 100" --reps 5)
+# REUSE=<run-id>: take from that earlier run each guest it holds for the same kernel build,
+# module sources, matrix and QEMU, instead of booting it again (ACCEL=tcg: exact counts only).
+REUSE_ARGS = $(if $(REUSE),--reuse data/$(REUSE))
 RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
 INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
@@ -90,6 +93,8 @@ help:
 	@echo "                       PROFILE/KERNEL builds one in a further profile (clang/mainline)"
 	@echo "                       [$(COMPARE_KERNELS)]"
 	@echo "  QUICK=1              short matrix for make bench"
+	@echo "  REUSE=<run-id>       make bench takes each guest that earlier run holds for the"
+	@echo "                       same kernel build, module and matrix from it (ACCEL=tcg)"
 	@echo "  RUN=<run-id>         the run under data/ for native, codegen, report and compare"
 	@echo "  AGAINST=<run-id>     the earlier run make compare compares RUN with"
 	@echo "  ALLOW_INCOMPLETE=1   analyse an incomplete run (every output says so)"
@@ -114,7 +119,7 @@ check-series: deps
 bench: deps
 	$(PYTHON) -m tpbench bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
 		--compare-archs "$(COMPARE_ARCHS)" --kernel $(KERNEL) \
-		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS)
+		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS) $(REUSE_ARGS)
 
 native:
 	$(PYTHON) -m tpbench native --run $(RUN_DIR)

@@ -570,6 +570,24 @@ def guest_words(contexts: list[dict]) -> str:
             f"instructions, {exact}")
 
 
+def reused_words(contexts: list[dict]) -> str:
+    """The guests this run took from an earlier run (make bench REUSE=) instead of booting."""
+    origins: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for c in contexts:
+        for tag, entry in c.get("configs", {}).items():
+            origin = entry.get("reused_from")
+            if origin:
+                part = origins.setdefault((origin["run"], origin["date"][:10]), {})
+                part.setdefault(f"{kernel_of(c)} {profile_of(c)}", []).append(tag)
+    if not origins:
+        return "none: every guest booted in this run"
+    return "; ".join(
+        f"from run `{run}` ({date}), whose kernel builds, module sources, matrix and QEMU are "
+        f"this run's (TCG's counts are exact and the same on every boot): "
+        + "; ".join(f"{part}: {', '.join(tags)}" for part, tags in parts.items())
+        for (run, date), parts in origins.items())
+
+
 def native_scope_of_run(context: dict) -> str:
     """The scope table's native row for a run: what ran, on which CPU, through which return."""
     return native_scope(context, host_words(context.get("native_about", {}),
@@ -591,6 +609,7 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
         f"| guest | {guest_words(contexts)} |",
         "| compilers | " + compilers_words(contexts) + " |",
         "| not measured | " + missing_words(context, others) + " |",
+        f"| reused | {reused_words(contexts)} |",
         f"| native | {native_scope_of_run(context)} |",
         f"| run | `{context['run_id']}` ({context['date'][:10]}): "
         f"[samples]({rel}/samples.csv), [context]({rel}/context.json), "

@@ -123,7 +123,8 @@ def guests(args) -> Path:
                             profile_names=bench.parse_list(args.profiles),
                             compare_archs=args.compare_archs.split(),
                             kernel_name=args.kernel,
-                            compare_kernels=bench.parse_list(args.compare_kernels))
+                            compare_kernels=bench.parse_list(args.compare_kernels),
+                            reuse=Path(args.reuse) if args.reuse else None)
 
 
 def cmd_bench(args) -> int:
@@ -215,6 +216,9 @@ def add_matrix_arguments(p) -> None:
     p.add_argument("--reps", default=str(defaults.reps))
     p.add_argument("--warmup", default=str(defaults.warmup))
     p.add_argument("--data", default=str(bench.DATA))
+    p.add_argument("--reuse", default="",
+                   help="an earlier run directory: each guest it holds for the same kernel "
+                        "build, module and matrix is taken from it, not booted again (TCG only)")
 
 
 def guarded(step, args) -> int:

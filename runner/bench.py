@@ -181,14 +181,16 @@ def build_bench_module(kbuild: kernel.KernelBuild, work: Path, extra=()) -> Path
 def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = DATA,
                arch_names=("x86_64",), timeout: float = 900, only=None,
                profile_names=(cfg.DEFAULT_PROFILE,), compare_archs=None,
-               kernel_name=cfg.DEFAULT_KERNEL, compare_kernels=()) -> Path:
+               kernel_name=cfg.DEFAULT_KERNEL, compare_kernels=(), reuse=None) -> Path:
     """Runs every (architecture, config), or those of the set `only` of (arch, config) names,
     for each build profile, on the kernel `kernel_name`; returns the run directory. The first
     profile's results are the run directory's own; each further profile's are a run directory
     of their own inside it, named after the profile (data/<run-id>/tiny/), and so are those of
     each kernel of `compare_kernels`, built in the first profile (data/<run-id>/mainline/) or,
     named <profile>/<kernel>, in that further profile (data/<run-id>/clang/mainline/);
-    both are measured on `compare_archs` (default: every architecture). Raises messages.Failure
+    both are measured on `compare_archs` (default: every architecture). With `reuse`, an
+    earlier run directory, a guest whose results that run holds for the same inputs is taken
+    from it instead of booted again (reusable_guest() says which). Raises messages.Failure
     on a bad run, after marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
@@ -222,6 +224,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
                      for k in (kernel_name, *(k for _, k in nested)) if k in cfg.KERNELS):
             problems.append(f"{name}: 6.12 has no Rust there, and VARIANTS names no C variant "
                             "to run")
+    if reuse is not None:
+        problems += reuse_problems(Path(reuse), accel)
     if problems:
         raise messages.Failure("; ".join(problems))
     archs = [cfg.ARCHS[a] for a in arch_names]
@@ -247,14 +251,93 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         # Each context names the further runs inside its directory.
         inside = [k for p, k in nested if p == (None if first else name)]
         others = ([p.name for p in profiles[1:]] if first else [], inside)
+        earlier = None if reuse is None else Path(reuse) / where.relative_to(run)
         try:
             run_profile(tree, where, profile, *others, mine, config_names, accel, params,
-                        timeout, only)
+                        timeout, only, earlier)
         except BaseException as e:
             if not first:   # the run's own context already says why
                 mark_incomplete(run, f"{name}: {first_line(e)}")
             raise
     return run
+
+
+def reuse_problems(earlier: Path, accel: str) -> list[str]:
+    """What keeps the run `earlier` from lending this run its guests."""
+    out = []
+    if accel != "tcg":
+        out.append(f"REUSE takes guests counted under TCG, whose counts are exact and the "
+                   f"same on every boot: give ACCEL=tcg, not {accel}")
+    if not (earlier / rundir.CONTEXT).is_file():
+        out.append(f"REUSE: {earlier} is no run directory (no {rundir.CONTEXT}); give "
+                   "data/<run-id>")
+    return out
+
+
+def reusable_guest(earlier: Path, tag: str, key: str, module_args: list[str],
+                   toolchain: dict, module_hash: str) -> tuple[dict | None, str]:
+    """The context entry of the guest `tag` ("arch/config") in the earlier run directory
+    `earlier`, where booting it again would give the same samples: the same kernel build
+    (`key` names the tree, its patches, the config fragments and the compilers), the same
+    module sources and parameters, the same QEMU, and TCG's exact count. Else (None, why not).
+    """
+    path = earlier / rundir.CONTEXT
+    if not path.is_file():
+        return None, f"{earlier} holds no such run"
+    ctx = rundir.read_json(path)
+    entry = ctx.get("configs", {}).get(tag)
+    if entry is None:
+        return None, f"{earlier.name} has no guest {tag}"
+    why = [why for ok, why in (
+        (ctx.get("complete") is True, "that run is incomplete"),
+        (entry.get("build_key") == key, "its kernel was another build"),
+        (entry.get("accel") == "tcg", "it was not counted under TCG"),
+        (entry.get("module_params") == module_args, "its module parameters differ"),
+        (ctx.get("module_source_hash") == module_hash, "its module sources differ"),
+        (ctx.get("toolchain", {}).get(tag.split("/")[0]) == toolchain,
+         "its compilers or QEMU differ"),
+    ) if not ok]
+    return (None, why[0]) if why else (entry, "")
+
+
+def reused(earlier: Path, source, arch: cfg.ArchParams, config: str,
+           profile: cfg.BuildProfile, params: BenchParams, run: Path, context: dict,
+           rows: list) -> bool:
+    """Takes the guest (arch, config) from the earlier run directory if it holds it for the
+    same inputs, saying which it did and why; True if it did."""
+    key = kernel.build_key(source, arch, cfg.KERNEL_CONFIGS[config], profile)
+    module_args = params.for_arch(cfg.build_params(source.kernel, arch, profile)).module_args()
+    entry, why_not = reusable_guest(earlier, f"{arch.name}/{config}", key, module_args,
+                                    context["toolchain"][arch.name],
+                                    context["module_source_hash"])
+    where = f"{source.kernel.name}/{profile.name}/{arch.name}/{config}"
+    if entry is None:
+        messages.say(f"[tpbench] {where}: booted, not reused: {why_not}")
+        return False
+    messages.say(f"[tpbench] {where}: reused from {earlier} (the same kernel build, module "
+                 "and matrix), not booted again")
+    reuse_guest(earlier, entry, arch.name, config, run, context, rows)
+    return True
+
+
+def reuse_guest(earlier: Path, entry: dict, arch: str, config: str, run: Path, context: dict,
+                rows: list) -> None:
+    """Copies an earlier run's guest into `run`: its files, its samples and its context entry,
+    which names the run that booted it."""
+    for kind in ("module", "console", "probe", "results", "helpers", "objdump"):
+        source = rundir.guest_file(earlier, kind, arch, config)
+        if source.exists():
+            target = rundir.guest_file(run, kind, arch, config)
+            with disk.writing(target):
+                shutil.copy(source, target)
+    with open(earlier / rundir.SAMPLES, newline="") as f:
+        rows += [{k: r[k] for k in CSV_COLUMNS} for r in csv.DictReader(f)
+                 if (r["arch"], r["config"]) == (arch, config)]
+    booted = rundir.read_json(earlier / rundir.CONTEXT)
+    context["configs"][f"{arch}/{config}"] = dict(entry, reused_from=entry.get(
+        "reused_from") or {"run": booted["run_id"], "date": booted["date"]})
+    write_atomically(run / rundir.SAMPLES, samples_csv(rows))
+    rundir.write_context(run, context)
 
 
 def split_kernel(token: str) -> tuple[str | None, str]:
@@ -311,8 +394,9 @@ def mark_incomplete(run: Path, reason: str) -> None:
 
 def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: list[str],
                 other_kernels: list[str], archs, config_names, accel: str, params: BenchParams,
-                timeout: float, only) -> None:
-    """One build profile's kernels into `run`, which gets its own context.json and samples."""
+                timeout: float, only, earlier: Path | None = None) -> None:
+    """One build profile's kernels into `run`, which gets its own context.json and samples;
+    a guest the earlier run directory `earlier` holds for the same inputs is taken from it."""
     context = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run.name,
@@ -356,6 +440,9 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
                 if why:
                     messages.say(f"[tpbench] {source.kernel.name}/{arch.name}/{name}: none, {why}")
                     context["not_built"][f"{arch.name}/{name}"] = why
+                    continue
+                if earlier is not None and reused(earlier, source, arch, name, profile,
+                                                  params, run, context, rows):
                     continue
                 run_one(source, arch, cfg.KERNEL_CONFIGS[name], profile, accel, params, run,
                         context, timeout, rows)

@@ -285,6 +285,20 @@ def test_two_runs_give_identical_costs(two_runs, arch, config):
                 == per_call(two_runs[1], arch, config, state))
 
 
+def test_a_run_reusing_an_earlier_one_boots_nothing_and_has_its_samples(two_runs, kernels,
+                                                                        monkeypatch):
+    def boot(*args, **kwargs):
+        raise AssertionError("a guest the earlier run holds was booted again")
+    monkeypatch.setattr(bench.qemu, "boot", boot)
+    configs = list(dict.fromkeys(c for _, c in kernels))
+    run = bench.run_matrix(configs, "tcg", SHORT, OUT / "data", TEST_ARCHS, only=set(kernels),
+                           profile_names=(TEST_PROFILE,), reuse=two_runs[0])
+    assert load(run) == load(two_runs[0])
+    ctx = rundir.guest_context(run)
+    assert ctx["complete"] is True
+    assert {e["reused_from"]["run"] for e in ctx["configs"].values()} == {two_runs[0].name}
+
+
 def test_rust_disabled_site_is_no_dearer_than_c(two_runs):
     """The point of the series: against the same loop without the site, Rust's disabled
     site costs at most what C's does, and less than the out-of-line helper."""
@@ -462,3 +476,78 @@ def test_each_further_run_has_its_architectures(tokens, archs_of, problems):
 def test_a_kernel_token_names_the_profile_it_is_built_in():
     assert bench.split_kernel("mainline") == (None, "mainline")
     assert bench.split_kernel("clang/mainline") == ("clang", "mainline")
+
+
+# --- guests reused from an earlier run (make bench REUSE=) --------------------
+
+def test_reuse_needs_tcg_and_a_run_directory(tmp_path):
+    with pytest.raises(messages.Failure) as e:
+        bench.run_matrix(["jump_label"], "auto", SHORT, tmp_path, reuse=tmp_path / "nothing")
+    assert "give ACCEL=tcg, not auto" in str(e.value)
+    assert f"{tmp_path / 'nothing'} is no run directory" in str(e.value)
+    assert not list(tmp_path.iterdir()), "a refused run leaves no directory"
+
+
+def earlier_run(where, **changes):
+    """A run directory that booted x86_64/jump_label: its context as the runner writes it."""
+    where.mkdir()
+    entry = {"build_key": "KEY", "accel": "tcg", "module_params": ["reps=3"]}
+    ctx = {"run_id": where.name, "date": "2026-12-07T00:25:26+00:00", "complete": True,
+           "module_source_hash": "MODULE", "toolchain": {"x86_64": {"qemu": "QEMU 7.2"}},
+           "configs": {"x86_64/jump_label": entry}}
+    for key, value in changes.items():
+        (entry if key in entry else ctx)[key] = value
+    rundir.write_context(where, ctx)
+    (where / "samples.csv").write_text(bench.samples_csv([
+        dict(arch="x86_64", config=c, accel="tcg", variant="c_trace", state="disabled", n=10,
+             rep=0, cycles=70) for c in ("jump_label", "no_jump_label")]))
+    for kind in ("module", "console", "results", "objdump"):
+        rundir.guest_file(where, kind, "x86_64", "jump_label").write_text(kind)
+    return where
+
+
+def reusable(run):
+    return bench.reusable_guest(run, "x86_64/jump_label", "KEY", ["reps=3"],
+                                {"qemu": "QEMU 7.2"}, "MODULE")
+
+
+@pytest.mark.parametrize("change, why", [
+    ({}, ""),
+    ({"complete": False}, "that run is incomplete"),
+    ({"build_key": "OTHER"}, "its kernel was another build"),
+    ({"accel": "kvm"}, "it was not counted under TCG"),
+    ({"module_params": ["reps=31"]}, "its module parameters differ"),
+    ({"module_source_hash": "OTHER"}, "its module sources differ"),
+    ({"toolchain": {"x86_64": {"qemu": "QEMU 11.1"}}}, "its compilers or QEMU differ"),
+])
+def test_a_guest_is_reused_only_for_the_same_inputs(tmp_path, change, why):
+    entry, why_not = reusable(earlier_run(tmp_path / "earlier", **change))
+    assert why_not == why
+    assert (entry is None) == bool(why)
+
+
+def test_a_guest_the_earlier_run_lacks_is_booted(tmp_path):
+    run = earlier_run(tmp_path / "earlier")
+    assert bench.reusable_guest(run, "arm64/jump_label", "KEY", ["reps=3"], {},
+                                "MODULE") == (None, "earlier has no guest arm64/jump_label")
+
+
+def test_a_reused_guest_brings_its_files_samples_and_origin(tmp_path):
+    earlier = earlier_run(tmp_path / "earlier")
+    entry, _ = reusable(earlier)
+    run, context, rows = tmp_path / "new", {"configs": {}}, []
+    run.mkdir()
+    bench.reuse_guest(earlier, entry, "x86_64", "jump_label", run, context, rows)
+    assert [(r["config"], r["cycles"]) for r in rows] == [("jump_label", "70")]
+    for kind in ("module", "console", "results", "objdump"):
+        assert rundir.guest_file(run, kind, "x86_64", "jump_label").read_text() == kind
+    origin = {"run": "earlier", "date": "2026-12-07T00:25:26+00:00"}
+    assert context["configs"]["x86_64/jump_label"]["reused_from"] == origin
+    assert json.loads((run / "context.json").read_text())["configs"]["x86_64/jump_label"][
+        "reused_from"] == origin
+    # Reused again, it still names the run that booted it.
+    again, later = tmp_path / "again", {"configs": {}}
+    again.mkdir()
+    bench.reuse_guest(run, context["configs"]["x86_64/jump_label"], "x86_64", "jump_label",
+                      again, later, [])
+    assert later["configs"]["x86_64/jump_label"]["reused_from"] == origin
