@@ -190,7 +190,8 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
     named <profile>/<kernel>, in that further profile (data/<run-id>/clang/mainline/);
     both are measured on `compare_archs` (default: every architecture). With `reuse`, an
     earlier run directory, a guest whose results that run holds for the same inputs is taken
-    from it instead of booted again (reusable_guest() says which). Raises messages.Failure
+    from it instead of booted again, whichever of its parts holds it (part_with_guest(),
+    reusable_guest() say which). Raises messages.Failure
     on a bad run, after marking the run incomplete with the reason."""
     problems = params.problems()
     if accel not in cfg.ACCELS:
@@ -251,10 +252,9 @@ def run_matrix(config_names, accel: str, params: BenchParams, data_root: Path = 
         # Each context names the further runs inside its directory.
         inside = [k for p, k in nested if p == (None if first else name)]
         others = ([p.name for p in profiles[1:]] if first else [], inside)
-        earlier = None if reuse is None else Path(reuse) / where.relative_to(run)
         try:
             run_profile(tree, where, profile, *others, mine, config_names, accel, params,
-                        timeout, only, earlier)
+                        timeout, only, None if reuse is None else Path(reuse))
         except BaseException as e:
             if not first:   # the run's own context already says why
                 mark_incomplete(run, f"{name}: {first_line(e)}")
@@ -274,10 +274,21 @@ def reuse_problems(earlier: Path, accel: str) -> list[str]:
     return out
 
 
+def part_with_guest(earlier: Path, tag: str, key: str) -> Path | None:
+    """The directory of the earlier run (itself or one of its further profiles and kernels)
+    whose guest `tag` ("arch/config") ran a kernel of the build `key`; None if none did."""
+    for part in rundir.parts(earlier):
+        entry = rundir.guest_context(part).get("configs", {}).get(tag)
+        if entry is not None and entry.get("build_key") == key:
+            return part
+    return None
+
+
 def reusable_guest(earlier: Path, tag: str, key: str, module_args: list[str],
                    toolchain: dict, module_hash: str) -> tuple[dict | None, str]:
     """The context entry of the guest `tag` ("arch/config") in the earlier run directory
-    `earlier`, where booting it again would give the same samples: the same kernel build
+    `earlier` (part_with_guest()'s), where booting it again would give the same samples: the
+    same kernel build
     (`key` names the tree, its patches, the config fragments and the compilers), the same
     module sources and parameters, the same QEMU, and TCG's exact count. Else (None, why not).
     """
@@ -307,16 +318,19 @@ def reused(earlier: Path, source, arch: cfg.ArchParams, config: str,
     same inputs, saying which it did and why; True if it did."""
     key = kernel.build_key(source, arch, cfg.KERNEL_CONFIGS[config], profile)
     module_args = params.for_arch(cfg.build_params(source.kernel, arch, profile)).module_args()
-    entry, why_not = reusable_guest(earlier, f"{arch.name}/{config}", key, module_args,
-                                    context["toolchain"][arch.name],
-                                    context["module_source_hash"])
+    tag = f"{arch.name}/{config}"
+    part = part_with_guest(earlier, tag, key)
+    entry, why_not = ((None, f"{earlier.name} has no guest {tag} of this kernel build")
+                      if part is None else
+                      reusable_guest(part, tag, key, module_args, context["toolchain"][arch.name],
+                                     context["module_source_hash"]))
     where = f"{source.kernel.name}/{profile.name}/{arch.name}/{config}"
     if entry is None:
         messages.say(f"[tpbench] {where}: booted, not reused: {why_not}")
         return False
-    messages.say(f"[tpbench] {where}: reused from {earlier} (the same kernel build, module "
+    messages.say(f"[tpbench] {where}: reused from {part} (the same kernel build, module "
                  "and matrix), not booted again")
-    reuse_guest(earlier, entry, arch.name, config, run, context, rows)
+    reuse_guest(part, entry, arch.name, config, run, context, rows)
     return True
 
 
@@ -396,7 +410,8 @@ def run_profile(source, run: Path, profile: cfg.BuildProfile, other_profiles: li
                 other_kernels: list[str], archs, config_names, accel: str, params: BenchParams,
                 timeout: float, only, earlier: Path | None = None) -> None:
     """One build profile's kernels into `run`, which gets its own context.json and samples;
-    a guest the earlier run directory `earlier` holds for the same inputs is taken from it."""
+    a guest the earlier run `earlier` (or a further run inside it) holds for the same inputs
+    is taken from it."""
     context = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run.name,

@@ -526,6 +526,17 @@ def test_a_guest_is_reused_only_for_the_same_inputs(tmp_path, change, why):
     assert (entry is None) == bool(why)
 
 
+def test_a_guest_is_found_in_whichever_part_of_the_earlier_run_ran_its_kernel(tmp_path):
+    """A run of KERNEL=mainline takes its guests from the mainline/ part of a run that
+    measured mainline beside the series: the build key says which kernel a guest ran."""
+    run = earlier_run(tmp_path / "earlier", other_kernels=["mainline"])
+    earlier_run(run / "mainline", build_key="MAINLINE")
+    assert bench.part_with_guest(run, "x86_64/jump_label", "KEY") == run
+    assert bench.part_with_guest(run, "x86_64/jump_label", "MAINLINE") == run / "mainline"
+    assert bench.part_with_guest(run, "x86_64/jump_label", "OTHER") is None
+    assert bench.part_with_guest(run, "arm64/jump_label", "KEY") is None
+
+
 def test_a_guest_the_earlier_run_lacks_is_booted(tmp_path):
     run = earlier_run(tmp_path / "earlier")
     assert bench.reusable_guest(run, "arm64/jump_label", "KEY", ["reps=3"], {},
