@@ -330,14 +330,17 @@ def reused(earlier: Path, source, arch: cfg.ArchParams, config: str,
         return False
     messages.say(f"[tpbench] {where}: reused from {part} (the same kernel build, module "
                  "and matrix), not booted again")
-    reuse_guest(part, entry, arch.name, config, run, context, rows)
+    booted = rundir.guest_context(earlier)
+    reuse_guest(part, entry, {"run": booted["run_id"], "date": booted["date"]}, arch.name,
+                config, run, context, rows)
     return True
 
 
-def reuse_guest(earlier: Path, entry: dict, arch: str, config: str, run: Path, context: dict,
-                rows: list) -> None:
-    """Copies an earlier run's guest into `run`: its files, its samples and its context entry,
-    which names the run that booted it."""
+def reuse_guest(earlier: Path, entry: dict, origin: dict, arch: str, config: str, run: Path,
+                context: dict, rows: list) -> None:
+    """Copies the guest of an earlier run's directory `earlier` into `run`: its files, its
+    samples and its context entry, which names the run that booted it (`origin`, unless the
+    guest was reused there too)."""
     for kind in ("module", "console", "probe", "results", "helpers", "objdump"):
         source = rundir.guest_file(earlier, kind, arch, config)
         if source.exists():
@@ -347,9 +350,8 @@ def reuse_guest(earlier: Path, entry: dict, arch: str, config: str, run: Path, c
     with open(earlier / rundir.SAMPLES, newline="") as f:
         rows += [{k: r[k] for k in CSV_COLUMNS} for r in csv.DictReader(f)
                  if (r["arch"], r["config"]) == (arch, config)]
-    booted = rundir.read_json(earlier / rundir.CONTEXT)
-    context["configs"][f"{arch}/{config}"] = dict(entry, reused_from=entry.get(
-        "reused_from") or {"run": booted["run_id"], "date": booted["date"]})
+    context["configs"][f"{arch}/{config}"] = dict(
+        entry, reused_from=entry.get("reused_from") or origin)
     write_atomically(run / rundir.SAMPLES, samples_csv(rows))
     rundir.write_context(run, context)
 

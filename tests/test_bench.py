@@ -548,17 +548,17 @@ def test_a_reused_guest_brings_its_files_samples_and_origin(tmp_path):
     entry, _ = reusable(earlier)
     run, context, rows = tmp_path / "new", {"configs": {}}, []
     run.mkdir()
-    bench.reuse_guest(earlier, entry, "x86_64", "jump_label", run, context, rows)
+    origin = {"run": "earlier", "date": "2026-12-07T00:25:26+00:00"}
+    bench.reuse_guest(earlier, entry, origin, "x86_64", "jump_label", run, context, rows)
     assert [(r["config"], r["cycles"]) for r in rows] == [("jump_label", "70")]
     for kind in ("module", "console", "results", "objdump"):
         assert rundir.guest_file(run, kind, "x86_64", "jump_label").read_text() == kind
-    origin = {"run": "earlier", "date": "2026-12-07T00:25:26+00:00"}
     assert context["configs"]["x86_64/jump_label"]["reused_from"] == origin
     assert json.loads((run / "context.json").read_text())["configs"]["x86_64/jump_label"][
         "reused_from"] == origin
     # Reused again, it still names the run that booted it.
     again, later = tmp_path / "again", {"configs": {}}
     again.mkdir()
-    bench.reuse_guest(run, context["configs"]["x86_64/jump_label"], "x86_64", "jump_label",
-                      again, later, [])
+    bench.reuse_guest(run, context["configs"]["x86_64/jump_label"], {"run": "new"}, "x86_64",
+                      "jump_label", again, later, [])
     assert later["configs"]["x86_64/jump_label"]["reused_from"] == origin
