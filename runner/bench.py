@@ -288,14 +288,10 @@ def reusable_guest(earlier: Path, tag: str, key: str, module_args: list[str],
                    toolchain: dict, module_hash: str) -> tuple[dict | None, str]:
     """The context entry of the guest `tag` ("arch/config") in the earlier run directory
     `earlier` (part_with_guest()'s), where booting it again would give the same samples: the
-    same kernel build
-    (`key` names the tree, its patches, the config fragments and the compilers), the same
-    module sources and parameters, the same QEMU, and TCG's exact count. Else (None, why not).
-    """
-    path = earlier / rundir.CONTEXT
-    if not path.is_file():
-        return None, f"{earlier} holds no such run"
-    ctx = rundir.read_json(path)
+    same kernel build (`key` names the tree, its patches, the config fragments and the
+    compilers), the same module sources and parameters, the same QEMU, and TCG's exact count.
+    Else (None, why not)."""
+    ctx = rundir.guest_context(earlier)
     entry = ctx.get("configs", {}).get(tag)
     if entry is None:
         return None, f"{earlier.name} has no guest {tag}"
