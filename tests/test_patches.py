@@ -26,6 +26,7 @@ EXPLAINED = {
     "Alignment should match open parenthesis": "TRACE_EVENT",
     "Lines should not end with a '('": "TRACE_EVENT",
     "Unknown commit id": "mainline",
+    "Non-standard signature: Originally-by:": "Originally-by",
 }
 
 
