@@ -29,9 +29,10 @@ def arguments_section(run: Path, summary: pd.DataFrame, paths: dict, rel: Path) 
            "key, every call pays for the loads while the event is off; if it sinks them into "
            "the enabled block, the site costs what the one-argument `tpbench_hit` site costs. "
            + ("`rust_txn_lazy` writes the Rust site as `if tpbench_txn_enabled() { "
-              "tpbench_txn(...) }` (the series' patch 8; on mainline the module writes the same "
-              "key test itself): its arguments are inside the `if`, so no compiler may read "
-              "them first. " if guest.variant.eq("rust_txn_lazy").any() else "")
+              "call_tpbench_txn(...) }` (the series' patch 8: the key test, then the call "
+              "without a second test; on mainline the module writes the same key test itself "
+              "and calls `tpbench_txn()`): its arguments are inside the `if`, so no compiler "
+              "may read them first. " if guest.variant.eq("rust_txn_lazy").any() else "")
            + "Per call with the event off, under TCG -icount (instructions, exact):", "",
            *([f"![disabled sites as drivers write them]({rel}/plots/driver.png)", ""]
              if (run / "plots" / "driver.png").exists() else []),

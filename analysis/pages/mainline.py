@@ -3,7 +3,7 @@
 import pandas as pd
 
 from analysis import codegen, sites, stats
-from analysis.load import Analysed, kernel_of
+from analysis.load import Analysed, kernel_of, profile_of
 from analysis.pages.profiles import SITE_KINDS
 from analysis.stats import fmt
 from analysis.verdict import cell
@@ -242,8 +242,12 @@ def series_for_mainline(table: pd.DataFrame, kernels: list["Analysed"], profile:
     for arch, config in panels:
         where = dict(arch=arch, config=config, variant="rust_txn_lazy")
         before, after = (enabled_net(kernels, k, **where) for k in ("mainline", MAINLINE_SERIES))
+        # The 6.12 series' patch 8 makes the same call_<name>(): its figure in the same build.
+        series = enabled_net([k for k in kernels if profile_of(k.context) == profile],
+                             "series", **where)
         if before is not None and after is not None:
-            lazy.append(f"{arch} {config} {fmt(before)} -> {fmt(after)}")
+            lazy.append(f"{arch} {config} {fmt(before)} -> {fmt(after)}"
+                        + ("" if series is None else f" (6.12 series {fmt(series)})"))
     if lazy:
         out += ["", "With a probe attached, the driver-like site inside its `if` tests the "
                 "key twice on mainline (it can only call `<name>()` there, which tests it "
