@@ -358,34 +358,37 @@ EXPECTED_DISTRO = {
                                # 8; call; probe 20 [endbr64; nop (ftrace); 17 that count and
                                # compare the fields; ret]; decl; jne; add; cmp; jne
         "rust_txn": 55,        # the same, through rust_do_trace_tpbench_txn: 13 more
-        "rust_txn_lazy": 55,   # the fields loaded after the first site's jmp, then the second
-                               # site (jmp) before the call: as rust_txn
+        "rust_txn_lazy": 54,   # the fields loaded after the site's jmp, then call_tpbench_txn():
+                               # no second site (patch 8), so one instruction under rust_txn
         "c_dense": 307,        # 16 x 19 (each site as c_trace's, plus its argument); add; cmp; jne
         "rust_dense": 435,     # 16 x 27 (each site as rust_trace's); inc; cmp; jne
     },
     ("x86_64", "no_jump_label", "disabled"): {
         "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3,
         "c_trace": 6,          # mov (count); test; jg; add; cmp; jne
-        "rust_trace": 6,       # mov (count); test; jle; inc; cmp; jne: patch 7 reads it inline
+        "rust_trace": 5,       # cmpl $0 (count); jg; inc; cmp; jne: patch 7's volatile read
+                               # folds into the compare, one instruction under C's mov; test
         "rust_helper": 11,     # lea; call; [endbr64; nop (ftrace); mov; test; jg; ret]; mov; cmp; jne
         "rust_load": 6,        # the same code as rust_trace
         "rust_count_call": 11,  # a call to read the count: rust_trace before patch 7
         "c_txn_base": 7, "rust_txn_base": 7,
         "c_txn": 13,           # c_txn_base's 7, mov x3 (fields), mov (count); test; jg
-        "rust_txn": 14,        # mov; and; shl; lea; add (t); mov x3 (fields), mov (count); test;
+        "rust_txn": 13,        # mov; and; shl; lea; add (t); mov x3 (fields), cmpl $0 (count);
                                # jg (falls through: patch 9); inc; cmp; jne
-        "rust_txn_lazy": 10,   # mov; and; lea; lea (t); mov (count); test; jg; inc; cmp; jne
+        "rust_txn_lazy": 9,    # mov; and; lea; lea (t); cmpl $0 (count); jg; inc; cmp; jne
         "c_dense": 51,         # 16 x [mov (count); test; jg]; add; cmp; jne
-        "rust_dense": 51,      # 16 x [mov (count); test; jg]; inc; cmp; jne: as C's since
-                               # patch 9 (before it, 16 x jle, 15 of them taken)
+        "rust_dense": 35,      # 16 x [cmpl $0 (count); jg]; inc; cmp; jne: one under C's per
+                               # site; no jg taken since patch 9 (before it, 15 of 16 jle were)
     },
     ("x86_64", "no_jump_label", "enabled"): {
         "c_empty": 3, "rust_empty": 3, "c_base": 3, "rust_base": 3,
-        "c_trace": 24, "rust_trace": 30, "rust_helper": 30, "rust_load": 30,
+        # rust_trace: cmpl $0 (count); jg (taken); mov x2; call [rust_do_trace_tpbench_hit, as
+        # with jump labels]; mov; jmp back; inc; cmp; jne.
+        "c_trace": 24, "rust_trace": 31, "rust_helper": 30, "rust_load": 30,
         "rust_count_call": 35, "c_txn_base": 7, "rust_txn_base": 7, "c_txn": 44,
-        # Patch 9 moves Rust's enabled call out of line, as C's: a taken jg to it and a jmp back
-        # (rust_txn 54, rust_txn_lazy 56, rust_dense 420 before it).
-        "rust_txn": 57, "rust_txn_lazy": 59, "c_dense": 339, "rust_dense": 467,
+        # Patch 9 moves Rust's enabled call out of line, as C's: a taken jg to it and a jmp back.
+        # The lazy site tests the key once (patch 8's call_tpbench_txn()): one under rust_txn.
+        "rust_txn": 56, "rust_txn_lazy": 55, "c_dense": 339, "rust_dense": 436,
     },
     # arm64 (GCC 12, rustc 1.96): the two NOPs at each C function's entry are ftrace's
     # (-fpatchable-function-entry=2); pointer authentication adds nothing to leaf functions.
