@@ -7,7 +7,7 @@ from pathlib import Path
 
 from common import disk, messages, rundir, series
 from runner import config as cfg
-from runner import bench, kernel, proc, qemu, roots
+from runner import bench, binder, kernel, proc, qemu, roots
 
 
 def validate(args) -> None:
@@ -81,6 +81,25 @@ def cmd_sample(args) -> int:
     failure = qemu.boot_failure(result)
     if failure:
         messages.say(f"[tpbench] boot failed: {failure}")
+        return 1
+    return 0
+
+
+def cmd_binder(args) -> int:
+    """Boots a Binder kernel with the Binder workload and prints what it measured."""
+    (kb,) = built_kernels(args.arch, [args.configs[0]], kernel_name=args.kernel)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"binder-{kb.kernel.name}-{kb.arch.name}-{kb.config.name}"
+    result, parsed = binder.boot_binder(kb, args.accel, out, name, args.timeout)
+    print(f"accel={result.accel} ({result.accel_reason}); {result.elapsed:.1f} s")
+    for s in parsed.samples:
+        print("\t".join(str(s[k]) for k in ("state", "payload", "n", "rep", "ticks")))
+    for event, n in parsed.events_per_trip.items():
+        print(f"{event}\t{n:g} per round trip")
+    failure = qemu.boot_failure(result, parsed.problems)
+    if failure:
+        messages.say(f"[tpbench] binder run failed: {failure}")
         return 1
     return 0
 
@@ -166,17 +185,18 @@ def main(argv=None) -> int:
     sub.add_parser("deps", help="install the Debian packages (root) or print the command")
     for name, helptext in (("kernels", "extract, patch and build the kernels (cached)"),
                            ("check-series", "build the tree after each patch (slow)"),
-                           ("sample", "boot a kernel and dump the rust_print sample's trace")):
+                           ("sample", "boot a kernel and dump the rust_print sample's trace"),
+                           ("binder", "boot a Binder kernel with the Binder workload")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--arch", default="x86_64")
         p.add_argument("--configs", nargs="+", default=list(cfg.KERNEL_CONFIGS))
         add_kernel_argument(p)
         if name == "kernels":
             p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE, help="space-separated")
-        if name == "sample":
+        if name in ("sample", "binder"):
             p.add_argument("--accel", default="auto")
             p.add_argument("--event", choices=("on", "off"), default="on")
-            p.add_argument("--out", default="out/sample")
+            p.add_argument("--out", default=f"out/{name}")
             p.add_argument("--timeout", type=float, default=300)
     add_kernel_argument(sub.add_parser("recipients", help="the To: and Cc: of a series, from "
                                                           "its tree's get_maintainer.pl"))
@@ -189,7 +209,7 @@ def main(argv=None) -> int:
     p.add_argument("--run", required=True, help="the run directory, data/<run-id>")
     args = parser.parse_args(argv)
     commands = {"deps": cmd_deps, "kernels": cmd_kernels, "sample": cmd_sample,
-                "bench": cmd_bench, "check-series": cmd_check_series, "native": cmd_native,
+                "bench": cmd_bench, "binder": cmd_binder, "check-series": cmd_check_series, "native": cmd_native,
                 "recipients": cmd_recipients,
                 "disassemble": cmd_disassemble}
     return guarded(lambda: commands[args.command](args), args)

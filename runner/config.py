@@ -156,6 +156,9 @@ class KernelSource:
     # The kernel whose profile fragments (<profile>-<kernel>.config) this one takes: a
     # patched kernel is configured as the tree it patches.
     configured_as: str = ""
+    # Fragments of configs/ every build of this kernel takes, after the profile's: what the
+    # kernel is for (the Binder kernels' driver).
+    fragments: tuple[str, ...] = ()
 
     def why_impossible(self, arch: str, config: str) -> str | None:
         return next((why for a, c, why in self.impossible if (a, c) == (arch, config)), None)
@@ -196,6 +199,20 @@ KERNELS = {
                                  what="the series' 6.12 tree built in the Debian 13 root "
                                       "(GCC 14), with mainline's toolchain"),
 }
+
+# Mainline with one of its Binder drivers built in (issue 36): the same tree as "mainline", so
+# what differs between the two is the driver's code alone.
+def binder_kernel(driver: str, what: str) -> KernelSource:
+    mainline = KERNELS["mainline"]
+    return replace(mainline, name=f"binder-{driver}", configured_as="mainline",
+                               fragments=(f"binder-{driver}.config",),
+                               what=f"mainline ({MAINLINE_VERSION}) with {what} built in")
+
+
+KERNELS["binder-c"] = binder_kernel("c", "C Binder (drivers/android/binder.c)")
+KERNELS["binder-rust"] = binder_kernel("rust", "Rust Binder (drivers/android/binder/)")
+BINDER_EVENTS = {"binder-c": "binder", "binder-rust": "rust_binder"}
+
 DEFAULT_KERNEL = "series"
 
 
@@ -468,7 +485,7 @@ def fragment_paths(arch: ArchParams, config: KernelConfig, profile: BuildProfile
     rust = [CONFIGS / f"{arch.name}-rust.config"] if arch.name in source.rust_archs else []
     return [CONFIGS / arch.base_fragment, *rust,
             *(CONFIGS / f for f in profile.fragments(arch, source.configured_as or kernel)),
-            CONFIGS / config.fragment]
+            *(CONFIGS / f for f in source.fragments), CONFIGS / config.fragment]
 
 
 def fragment_hash(arch: ArchParams, config: KernelConfig, profile: BuildProfile,

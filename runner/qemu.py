@@ -23,26 +23,33 @@ from runner.roots import in_root
 INIT_MARKER = "tpbench-init: started"
 
 
-GUEST_INIT = cfg.REPO / "runner" / "guest" / "init.c"
+GUEST_PROGRAMS = cfg.REPO / "runner" / "guest"
 
 
 def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
-    """The guest's /init: runner/guest/init.c built static against the tree's own nolibc
-    (tools/include/nolibc) and UAPI headers with the architecture's GCC, cached by what it
-    was built from. One init for every architecture, with no C library to find for each."""
+    """The guest's /init (runner/guest/init.c)."""
+    return guest_program(source, arch, "init")
+
+
+def guest_program(source: SourceTree, arch: cfg.ArchParams, name: str) -> Path:
+    """A program of the guest's, runner/guest/<name>.c, built static against the tree's own
+    nolibc (tools/include/nolibc) and UAPI headers with the architecture's GCC, cached by
+    what it was built from. One program for every architecture, with no C library to find
+    for each."""
     cc = arch.c_compiler
     if arch.root is None and shutil.which(cc) is None:
-        raise Failure(f"{cc} not found: it builds the {arch.name} guest's init; "
+        raise Failure(f"{cc} not found: it builds the {arch.name} guest's {name}; "
                       f"`make deps` installs it")
+    program = GUEST_PROGRAMS / f"{name}.c"
     version = output_of(in_root(arch, [cc, "-dumpfullversion"])).strip()
-    key = cfg.digest([GUEST_INIT.read_bytes(), source.key.encode(), version.encode()])
-    out = cfg.cache_root() / f"init-{arch.name}-{key}"
-    init = out / "init"
-    if init.exists():
-        return init
+    key = cfg.digest([program.read_bytes(), source.key.encode(), version.encode()])
+    out = cfg.cache_root() / f"{name}-{arch.name}-{key}"
+    binary = out / name
+    if binary.exists():
+        return binary
     with staged(out) as work:
         log = work / "build.log"
-        with Stage(f"build the {arch.name} guest init with nolibc (log: {log})"):
+        with Stage(f"build the {arch.name} guest's {name} with nolibc (log: {log})"):
             run(in_root(arch, ["make", "-s", "-C", source.path, f"O={work / 'uapi'}",
                                f"ARCH={arch.kernel_arch}", "headers"]), log=log)
             run(in_root(arch, ["make", "-s", "-C", source.path / "tools/include/nolibc",
@@ -51,9 +58,9 @@ def guest_init(source: SourceTree, arch: cfg.ArchParams) -> Path:
             run(in_root(arch, [cc, "-Os", "-static", "-nostdlib", "-nostdinc", "-fno-stack-protector",
                  "-fno-asynchronous-unwind-tables", "-Wall", "-Werror",
                  "-I", work / "sysroot/include", "-I", work / "uapi/usr/include",
-                 "-include", "nolibc.h", "-o", work / "init", GUEST_INIT, "-lgcc"]), log=log)
-        (work / "init").chmod(0o755)
-    return init
+                 "-include", "nolibc.h", "-o", work / name, program, "-lgcc"]), log=log)
+        (work / name).chmod(0o755)
+    return binary
 
 
 def make_initramfs(out: Path, init: Path, extra_files: dict[str, Path] | None = None) -> Path:

@@ -21,6 +21,10 @@
  *                        with the events off and on and copy the trace
  *   tpbench.mode=insmod  load /<name>.ko for each name of tpbench.load=<a>,<b>
  *                        in order, and report each one's status
+ *   tpbench.mode=binder  run /binder (runner/guest/binder.c) with the Binder
+ *                        driver's events off, then recording (the events of
+ *                        tpbench.events=<tracefs system>), and copy the
+ *                        records of its counting pass
  */
 #include <linux/reboot.h>
 
@@ -36,6 +40,7 @@
 static char cmdline[4096];
 static char modargs[2048];
 static char load_list[512];
+static char binder_events[64];
 static char results_tty[64] = "/dev/ttyS1";
 static char mode[32];
 static int args_too_long;
@@ -175,6 +180,9 @@ static void parse_cmdline(void)
 		} else if (!strncmp(word, "tpbench.load=", 13) && len - 13 < sizeof(load_list)) {
 			memcpy(load_list, word + 13, len - 13);
 			load_list[len - 13] = '\0';
+		} else if (!strncmp(word, "tpbench.events=", 15) && len - 15 < sizeof(binder_events)) {
+			memcpy(binder_events, word + 15, len - 15);
+			binder_events[len - 15] = '\0';
 		} else if (!strncmp(word, "tpbench.arg=", 12)) {
 			append_word(modargs, sizeof(modargs), word + 12, len - 12);
 		}
@@ -360,6 +368,77 @@ static void insmod_all(int out)
 	}
 }
 
+/* Guest seconds /binder may take; under -icount with sleep=off a hang costs little waiting. */
+#define BINDER_TIMEOUT_MS 60000
+
+/*
+ * Runs /binder <arg> with the results channel as its standard output, between
+ * "tpbench-binder state=<state> begin" and "... end status=<s>": 0 when it
+ * finished well, else its wait status, or "hung" when it had to be killed.
+ */
+static void run_binder(int out, const char *state, const char *arg)
+{
+	char *argv[] = { "/binder", (char *)arg, NULL };
+	char *envp[] = { NULL };
+	unsigned int waited;
+	int status = -1;
+	pid_t pid;
+
+	put(out, "tpbench-binder state=");
+	put(out, state);
+	put(out, " begin\n");
+	pid = fork();
+	if (pid == 0) {
+		/* Its own process group: a hung workload is killed with its server. */
+		setpgid(0, 0);
+		dup2(out, 1);
+		execve(argv[0], argv, envp);
+		tell("tpbench-init: cannot run /binder (errno %d)\n", errno);
+		exit(127);
+	}
+	for (waited = 0; pid > 0 && waited < BINDER_TIMEOUT_MS; waited += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		msleep(10);
+	}
+	put(out, "tpbench-binder state=");
+	put(out, state);
+	if (pid > 0 && waited >= BINDER_TIMEOUT_MS) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		put(out, " end status=hung\n");
+		return;
+	}
+	put(out, " end status=");
+	put(out, ltoa(pid < 0 ? -errno : status));
+	put(out, "\n");
+}
+
+static void binder(int out)
+{
+	char enable[sizeof(TRACING) + sizeof(binder_events) + 16];
+
+	report_vulnerabilities();
+	run_binder(out, "disabled", "time");
+	if (!binder_events[0]) {
+		tell("tpbench-init: no tpbench.events= names the driver's events\n");
+		return;
+	}
+	strcpy(enable, TRACING "/events/");
+	strlcat(enable, binder_events, sizeof(enable));
+	strlcat(enable, "/enable", sizeof(enable));
+	if (write_file(enable, "1"))
+		return;
+	run_binder(out, "recording", "time");
+	write_file(TRACING "/trace", "");	/* empties the ring buffer */
+	run_binder(out, "count", "count");
+	write_file(enable, "0");
+	put(out, "tpbench: records begin\n");
+	if (copy_file(TRACING "/trace", out) < 0)
+		tell("tpbench-init: cannot read the trace (errno %d)\n", errno);
+	put(out, "tpbench: records end\n");
+}
+
 int main(void)
 {
 	int out;
@@ -384,6 +463,8 @@ int main(void)
 		bench(out);
 	else if (!strcmp(mode, "insmod"))
 		insmod_all(out);
+	else if (!strcmp(mode, "binder"))
+		binder(out);
 	else
 		tell("tpbench-init: unknown tpbench.mode='%s'\n", mode);
 	if (out >= 0)

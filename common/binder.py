@@ -1,0 +1,85 @@
+"""The Binder workload's results channel (runner/guest/binder.c, run by the init's binder
+mode): its timed round trips per state, and the events one round trip records. Pure
+functions over the channel's lines, tested on real captured results."""
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+_STATE = re.compile(r"^tpbench-binder state=(\w+) (begin|end)(?: status=(\S+))?$")
+_SAMPLE = re.compile(r"^tpbench-binder payload=(\d+) n=(\d+) rep=(\d+) ticks=(\d+)$")
+_COUNT = re.compile(r"^tpbench-binder count trips=(\d+)$")
+_ERROR = re.compile(r"^tpbench-binder error: (.*)$")
+RECORDS_BEGIN = "tpbench: records begin"
+RECORDS_END = "tpbench: records end"
+_ENTRIES = re.compile(r"^# entries-in-buffer/entries-written: (\d+)/(\d+)")
+_MARK = re.compile(r": tpbench-binder-count (begin|end)$")
+# A record line of tracefs' trace: "<task>-<pid> [cpu] <flags> <time>: <event>: <fields>".
+_RECORD = re.compile(r"^\s*\S.*?\[\d+\]\s+\S+\s+[\d.]+: (\w+):")
+STATES = ("disabled", "recording", "count")
+
+
+@dataclass
+class BinderResults:
+    samples: list[dict] = field(default_factory=list)   # state, payload, n, rep, ticks
+    events_per_trip: dict[str, float] = field(default_factory=dict)
+    trips_counted: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def parse(lines: list[str]) -> BinderResults:
+    """The samples of each state, the events of the counting pass per round trip, and every
+    problem: a state that did not end well (its status, or the workload's own error line),
+    a state that never began, records without both markers."""
+    out = BinderResults()
+    state, ended, records = None, {}, None
+    for line in lines:
+        if records is not None:
+            if line == RECORDS_END:
+                out.events_per_trip = events_between_marks(records, out.trips_counted,
+                                                           out.problems)
+                records = None
+            else:
+                records.append(line)
+            continue
+        if line == RECORDS_BEGIN:
+            records = []
+        elif m := _STATE.match(line):
+            if m[2] == "begin":
+                state = m[1]
+            else:
+                ended[m[1]] = m[3]
+                state = None
+        elif m := _SAMPLE.match(line):
+            if state is None:
+                out.problems.append(f"a sample outside any state: {line!r}")
+            else:
+                out.samples.append(dict(state=state, payload=int(m[1]), n=int(m[2]),
+                                        rep=int(m[3]), ticks=int(m[4])))
+        elif m := _COUNT.match(line):
+            out.trips_counted = int(m[1])
+        elif m := _ERROR.match(line):
+            out.problems.append(f"state {state or '?'}: the workload failed: {m[1]}")
+    if records is not None:
+        out.problems.append(f"the records were cut short (no {RECORDS_END!r})")
+    for name in STATES:
+        if name not in ended:
+            out.problems.append(f"state {name} never finished")
+        elif ended[name] == "hung":
+            out.problems.append(f"state {name}: the workload hung and was killed")
+        elif ended[name] != "0":
+            out.problems.append(f"state {name}: the workload ended with wait status {ended[name]}")
+    return out
+
+
+def events_between_marks(lines: list[str], trips: int, problems: list[str]) -> dict[str, float]:
+    """Records per round trip by event name, between the counting pass's two markers."""
+    marks = [i for i, line in enumerate(lines) if _MARK.search(line)]
+    if len(marks) != 2 or not trips:
+        problems.append("the counting pass's records lack their markers or its trip count")
+        return {}
+    for line in lines[:marks[0]]:
+        if (m := _ENTRIES.match(line)) and m[1] != m[2]:
+            problems.append(f"the ring buffer lost records of the counting pass ({line[2:]})")
+    counts = Counter(m[1] for line in lines[marks[0] + 1:marks[1]] if (m := _RECORD.match(line)))
+    return {name: n / trips for name, n in sorted(counts.items())}
