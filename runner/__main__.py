@@ -195,7 +195,8 @@ def main(argv=None) -> int:
             p.add_argument("--profiles", default=cfg.DEFAULT_PROFILE, help="space-separated")
         if name in ("sample", "binder"):
             p.add_argument("--accel", default="auto")
-            p.add_argument("--event", choices=("on", "off"), default="on")
+            if name == "sample":
+                p.add_argument("--event", choices=("on", "off"), default="on")
             p.add_argument("--out", default=f"out/{name}")
             p.add_argument("--timeout", type=float, default=300)
     add_kernel_argument(sub.add_parser("recipients", help="the To: and Cc: of a series, from "
