@@ -200,18 +200,31 @@ KERNELS = {
                                       "(GCC 14), with mainline's toolchain"),
 }
 
-# Mainline with one of its Binder drivers built in (issue 36): the same tree as "mainline", so
-# what differs between the two is the driver's code alone.
-def binder_kernel(driver: str, what: str) -> KernelSource:
-    mainline = KERNELS["mainline"]
-    return replace(mainline, name=f"binder-{driver}", configured_as="mainline",
-                               fragments=(f"binder-{driver}.config",),
-                               what=f"mainline ({MAINLINE_VERSION}) with {what} built in")
+# Mainline with one of its Binder drivers built in (issue 36): "mainline"'s tree, or that tree
+# with a harness patch (`world`: the floor, every tracepoint call compiled to nothing; the
+# helper world, Rust's events through out-of-line C functions).
+BINDER_DRIVERS = {"c": "C Binder (drivers/android/binder.c)",
+                  "rust": "Rust Binder (drivers/android/binder/)"}
+BINDER_WORLDS = {"": "", "floor": " and every tracepoint call compiled to nothing",
+                 "helper": " reaching each event through an out-of-line C function"}
 
 
-KERNELS["binder-c"] = binder_kernel("c", "C Binder (drivers/android/binder.c)")
-KERNELS["binder-rust"] = binder_kernel("rust", "Rust Binder (drivers/android/binder/)")
-BINDER_EVENTS = {"binder-c": "binder", "binder-rust": "rust_binder"}
+def binder_kernel(driver: str, world: str = "") -> KernelSource:
+    name = "-".join(filter(None, ("binder", driver, world)))
+    return replace(KERNELS["mainline"], name=name, configured_as="mainline",
+                   patches=REPO / f"patches-binder-{world}" if world else KERNELS["mainline"].patches,
+                   fragments=(f"binder-{driver}.config",),
+                   what=f"mainline ({MAINLINE_VERSION}) with {BINDER_DRIVERS[driver]} built "
+                        f"in{BINDER_WORLDS[world]}")
+
+
+BINDER_KERNELS = {k.name: k for k in (binder_kernel("c"), binder_kernel("c", "floor"),
+                                      binder_kernel("rust"), binder_kernel("rust", "floor"),
+                                      binder_kernel("rust", "helper"))}
+KERNELS.update(BINDER_KERNELS)
+# The tracefs event system of each kernel's driver.
+BINDER_EVENTS = {name: "binder" if name.startswith("binder-c") else "rust_binder"
+                 for name in BINDER_KERNELS}
 
 DEFAULT_KERNEL = "series"
 
