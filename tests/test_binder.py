@@ -69,3 +69,13 @@ def test_every_binder_kernel_names_its_drivers_events():
         assert kernel.configured_as == "mainline" and kernel.root == cfg.KERNELS["mainline"].root
         assert all((cfg.CONFIGS / f).exists() for f in kernel.fragments)
         assert (kernel.patches / "series").exists()
+
+
+def test_c_binder_records_more_events_per_round_trip_than_rust_binder():
+    """The same workload on C Binder: 17 of its events run, 46 records per round trip (its
+    allocator's LRU and page-range events among them), against Rust Binder's 29."""
+    c = binder.parse((FIXTURES / "binder-results-c-x86_64-jump_label.txt").read_text()
+                     .splitlines())
+    assert c.problems == []
+    assert len(c.events_per_trip) == 17 and sum(c.events_per_trip.values()) == 46
+    assert c.events_per_trip["binder_update_page_range"] == 6
