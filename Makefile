@@ -51,7 +51,7 @@ RUN_DIR = $(if $(RUN),data/$(RUN),$$($(PYTHON) -m analysis latest))
 INCOMPLETE = $(if $(ALLOW_INCOMPLETE),--allow-incomplete,)
 
 .PHONY: help deps kernels sample bench native codegen report compare test test-full unit-test \
-	check-series
+	binder check-series
 
 help:
 	@echo "tpbench targets:"
@@ -69,6 +69,8 @@ help:
 	@echo "  make deps         install the Debian packages (as root), or print the apt-get command"
 	@echo "  make kernels      extract, patch and build both kernels of each of TEST_ARCHS (cached)"
 	@echo "  make sample       boot the jump_label kernel (KERNEL=...) and show the Rust sample's trace"
+	@echo "  make binder       boot mainline with C and Rust Binder (shipped, floor, helper world)"
+	@echo "                    and time Binder round trips in each (x86_64)"
 	@echo "  make check-series build each tree after each patch, both configs: the 6.12 series"
 	@echo "                    and the series for mainline (slow)"
 	@echo "variables:"
@@ -111,6 +113,14 @@ kernels: deps
 
 sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL) --kernel $(KERNEL)
+
+# Binder round trips (issue 36): mainline 7.3.4 with C or Rust Binder, shipped, floor and
+# helper world, each booted with the Binder workload (x86_64, jump labels).
+BINDER_KERNELS ?= binder-c binder-c-floor binder-rust binder-rust-floor binder-rust-helper
+binder: deps
+	@for k in $(BINDER_KERNELS); do \
+		$(PYTHON) -m runner binder --kernel $$k --configs jump_label --accel $(ACCEL) \
+			|| exit 1; done
 
 check-series: deps
 	$(PYTHON) -m runner check-series --kernel series

@@ -4,6 +4,8 @@ functions over the channel's lines, tested on real captured results."""
 
 import re
 from collections import Counter
+
+import pandas as pd
 from dataclasses import dataclass, field
 
 _STATE = re.compile(r"^tpbench-binder state=(\w+) (begin|end)(?: status=(\S+))?$")
@@ -83,3 +85,24 @@ def events_between_marks(lines: list[str], trips: int, problems: list[str]) -> d
             problems.append(f"the ring buffer lost records of the counting pass ({line[2:]})")
     counts = Counter(m[1] for line in lines[marks[0] + 1:marks[1]] if (m := _RECORD.match(line)))
     return {name: n / trips for name, n in sorted(counts.items())}
+
+
+def per_round_trip(samples: list[dict], instructions_per_tick: int = 1) -> pd.DataFrame:
+    """Instructions per round trip for each state and payload: the slope between the two
+    counts of round trips, each taken at its fewest ticks over the repetitions (those no
+    interrupt or first-time fault reached), and how far the repetitions spread per round
+    trip (0 when every repetition ran the same instructions)."""
+    frame = pd.DataFrame(samples, columns=["state", "payload", "n", "rep", "ticks"])
+    frame["instructions"] = frame.ticks * instructions_per_tick
+    rows = []
+    for (state, payload), group in frame.groupby(["state", "payload"], sort=False):
+        by_n = group.groupby("n").instructions
+        low, high = by_n.min(), by_n.max()
+        if len(low) != 2:
+            raise ValueError(f"state {state} payload {payload}: want two counts of round "
+                             f"trips, got {sorted(low.index)}")
+        (n1, n2) = low.index
+        rows.append(dict(state=state, payload=payload,
+                         per_round_trip=(low[n2] - low[n1]) / (n2 - n1),
+                         spread_per_round_trip=max((high - low) / low.index)))
+    return pd.DataFrame(rows)

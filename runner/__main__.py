@@ -5,6 +5,9 @@ import os
 import sys
 from pathlib import Path
 
+import pandas as pd
+
+from common import binder as common_binder
 from common import disk, messages, rundir, series
 from runner import config as cfg
 from runner import bench, binder, kernel, proc, qemu, roots
@@ -93,14 +96,19 @@ def cmd_binder(args) -> int:
     name = f"binder-{kb.kernel.name}-{kb.arch.name}-{kb.config.name}"
     result, parsed = binder.boot_binder(kb, args.accel, out, name, args.timeout)
     print(f"accel={result.accel} ({result.accel_reason}); {result.elapsed:.1f} s")
-    for s in parsed.samples:
-        print("\t".join(str(s[k]) for k in ("state", "payload", "n", "rep", "ticks")))
-    for event, n in parsed.events_per_trip.items():
-        print(f"{event}\t{n:g} per round trip")
     failure = qemu.boot_failure(result, parsed.problems)
     if failure:
         messages.say(f"[tpbench] binder run failed: {failure}")
         return 1
+    samples = out / f"samples-{name}.csv"
+    pd.DataFrame(parsed.samples).to_csv(samples, index=False)
+    # Under -icount x86_64's TSC ticks once per instruction; the other architectures' user
+    # counters (arm64's CNTVCT, riscv's time) tick at their timer's rate, not yet measured.
+    unit = "instructions" if (result.accel, kb.arch.name) == ("tcg", "x86_64") else "counter ticks"
+    print(f"{unit} per round trip (samples: {samples}):")
+    print(common_binder.per_round_trip(parsed.samples).round(1).to_string(index=False))
+    for event, n in parsed.events_per_trip.items():
+        print(f"{event}\t{n:g} per round trip")
     return 0
 
 
