@@ -5,12 +5,9 @@ import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from common import binder as common_binder
 from common import disk, messages, rundir, series
 from runner import config as cfg
-from runner import bench, binder, kernel, proc, qemu, roots
+from runner import bench, kernel, proc, qemu, roots
 
 
 def validate(args) -> None:
@@ -90,6 +87,11 @@ def cmd_sample(args) -> int:
 
 def cmd_binder(args) -> int:
     """Boots a Binder kernel with the Binder workload and prints what it measured."""
+    # Here, not at the top: `runner deps` runs before pandas is installed.
+    import pandas as pd
+
+    from common import binder as common_binder
+    from runner import binder
     (kb,) = built_kernels(args.arch, [args.configs[0]], kernel_name=args.kernel)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
