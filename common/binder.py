@@ -4,9 +4,9 @@ functions over the channel's lines, tested on real captured results."""
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 
 import pandas as pd
-from dataclasses import dataclass, field
 
 _STATE = re.compile(r"^tpbench-binder state=(\w+) (begin|end)(?: status=(\S+))?$")
 _SAMPLE = re.compile(r"^tpbench-binder payload=(\d+) n=(\d+) rep=(\d+) ticks=(\d+)$")
