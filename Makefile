@@ -5,12 +5,19 @@ PYTHON ?= /usr/bin/python3
 ACCEL ?= auto
 export ACCEL
 # Architectures for make bench (x86_64 only by default, so the default run stays fast)
-# and for make test. loongarch64's kernel is in make test-full alone: with mainline's x86_64
-# kernel, all of them would not fit in CI's 75 minutes on a new machine.
+# and for make test. loongarch64's and 32-bit arm's kernels (arm has no Rust in 6.12) are in
+# make test-full alone: with mainline's x86_64 kernel and the Binder kernel, all of them would
+# not fit in CI's 75 minutes on a new machine.
 ARCHS ?= x86_64
 ALL_ARCHS = x86_64 arm64 arm riscv64 loongarch64
-TEST_ARCHS ?= x86_64 arm64 arm riscv64
+TEST_ARCHS ?= x86_64 arm64 riscv64
 export TEST_ARCHS
+# The Binder kernels make test boots with the Binder workload (x86_64, jump labels), and their
+# build profile: Rust Binder built tiny; make test-full boots C and Rust Binder built distro.
+TEST_BINDER_KERNELS ?= binder-rust
+export TEST_BINDER_KERNELS
+TEST_BINDER_PROFILE ?= tiny
+export TEST_BINDER_PROFILE
 # The architectures whose no_jump_label kernel make test builds too: with mainline's x86_64
 # kernel and the Debian 13 root, arm64's second kernel would take a new machine past CI's 75
 # minutes. make test-full builds both kernels of every TEST_ARCHS.
@@ -115,8 +122,12 @@ sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL) --kernel $(KERNEL)
 
 # Binder round trips (issue 36): mainline 7.3.4 with C or Rust Binder, shipped, floor and
-# helper world, each booted with the Binder workload (x86_64, jump labels).
+# helper world, each booted with the Binder workload. make binder boots each into out/binder/
+# (x86_64, jump labels); make bench BINDER=1 boots each on BINDER_ARCHS in every config
+# into data/<run-id>/binder/, and the report gets its answer and page.
 BINDER_KERNELS ?= binder-c binder-c-floor binder-rust binder-rust-floor binder-rust-helper
+BINDER_ARCHS ?= x86_64
+BINDER_ARGS = $(if $(BINDER),--binder-kernels "$(BINDER_KERNELS)" --binder-archs "$(BINDER_ARCHS)")
 binder: deps
 	@for k in $(BINDER_KERNELS); do \
 		$(PYTHON) -m runner binder --kernel $$k --configs jump_label --accel $(ACCEL) \
@@ -129,7 +140,8 @@ check-series: deps
 bench: deps
 	$(PYTHON) -m tpbench bench --archs "$(ARCHS)" --profiles "$(PROFILES)" \
 		--compare-archs "$(COMPARE_ARCHS)" --kernel $(KERNEL) \
-		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS) $(REUSE_ARGS)
+		--compare-kernels "$(COMPARE_KERNELS)" --accel $(ACCEL) $(QUICK_ARGS) $(REUSE_ARGS) \
+		$(BINDER_ARGS)
 
 native:
 	$(PYTHON) -m tpbench native --run $(RUN_DIR)
@@ -152,12 +164,13 @@ test: deps
 test-full:
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
 		TEST_MAINLINE_ARCHS="$(ALL_ARCHS)" TEST_MAINLINE_CONFIGS="jump_label no_jump_label" \
-		TEST_MAINLINE_KERNELS="mainline mainline-series"
+		TEST_MAINLINE_KERNELS="mainline mainline-series" \
+		TEST_BINDER_KERNELS="binder-c binder-rust" TEST_BINDER_PROFILE=distro
 	$(MAKE) test TEST_ARCHS="$(ALL_ARCHS)" TEST_NO_JUMP_LABEL_ARCHS="$(ALL_ARCHS)" \
-		TEST_PROFILE=tiny TEST_MAINLINE_ARCHS=
+		TEST_PROFILE=tiny TEST_MAINLINE_ARCHS= TEST_BINDER_KERNELS=
 	$(MAKE) test TEST_ARCHS="x86_64 arm64" TEST_NO_JUMP_LABEL_ARCHS="x86_64 arm64" \
 		TEST_PROFILE=clang TEST_MAINLINE_ARCHS="x86_64 arm64" \
-		TEST_MAINLINE_CONFIGS="jump_label no_jump_label"
+		TEST_MAINLINE_CONFIGS="jump_label no_jump_label" TEST_BINDER_KERNELS=
 
 # Every test that needs no kernel build, boot or tree (conftest marks the others).
 unit-test:

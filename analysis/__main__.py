@@ -9,8 +9,8 @@ import pandas as pd
 
 from analysis import load
 from analysis import words
-from analysis import (answer, codegen, compare, cover, figures, hardening, plots, report, size,
-                      stats, validate, verdict)
+from analysis import (answer, binder, codegen, compare, cover, figures, hardening, plots,
+                      report, size, stats, validate, verdict)
 from common import disk, rundir, series
 from analysis.pages import mainline
 from common.messages import Failure
@@ -238,15 +238,26 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
     with disk.writing(pages_dir):
         pages_dir.mkdir()
     checks = tagged(run, "checks")
+    # The Binder part (make bench BINDER=1): its page and figure, and the Answer's last line.
+    found_binder = binder.load(run)
+    binder_page, binder_costs = None, None
+    if found_binder is not None:
+        binder_context, binder_samples, binder_events = found_binder
+        trips = binder.per_trip(binder_context, binder_samples)
+        binder_costs = binder.costs(trips, binder_events)
+        binder.figure(binder_costs, run / "plots" / "binder.png")
+        binder_page = binder.page(binder_costs, trips, binder_context, words.PAGE_TO_RUN,
+                                  binder.inlining(run, binder_costs))
+    binder_line = binder.sentence(binder_costs, found_binder and found_binder[0])
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)
                                      & (thunk_table.kernel == load.kernel_of(context))],
-                         table, hardening_facts([main, *others]))
+                         table, hardening_facts([main, *others]), binder_page)
     for name, text in pages.items():
         disk.write_atomically(pages_dir / f"{name}.md", text)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
                          "plots/headline.png", report.findings(main, sizes, others),
-                         thunk_table)
+                         thunk_table, binder_line)
     disk.write_atomically(REPO / "REPORT.md", text)
     # From the files just written, as a test regenerates it from the committed ones.
     write_cover_letter(context, cover_region(verdict_of(run), main, others, thunks_of(run),

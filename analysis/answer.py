@@ -619,6 +619,8 @@ def scope_lines(context: dict, others: list[dict], rel: Path) -> list[str]:
 
 # What each detail page answers, in the words of the question a reader brings.
 QUESTIONS = {
+    "binder": "What do a real driver's disabled tracepoints cost per transaction, Rust "
+              "Binder beside C Binder?",
     "driver": "Does a site with a driver's struct-field arguments load them while off?",
     "mainline": "Does mainline's own implementation cost the same? Which differences are "
                 "the compiler's, which the kernel's?",
@@ -708,13 +710,15 @@ def further_lines(pages: list[str], others: list[dict], found: dict[str, str],
 
 def render(table: pd.DataFrame, context: dict, others: list[dict], run: Path,
            repo_root: Path, pages: list[str], figure: str | None,
-           found: dict[str, str] | None = None, thunks: pd.DataFrame | None = None) -> str:
-    """REPORT.md: the question, the answer, its scope, the two tables, the figure, and a
-    line per further question linking to its page."""
+           found: dict[str, str] | None = None, thunks: pd.DataFrame | None = None,
+           binder: str | None = None) -> str:
+    """REPORT.md: the question, the answer (`binder` its last line, the real driver's), its
+    scope, the two tables, the figure, and a line per further question linking to its
+    page."""
     rel = Path(os.path.relpath(run, repo_root))
     profile, kernel = profile_of(context), kernel_of(context)
     main = table[(table.profile == profile) & (table.kernel == kernel)]
-    answers = answer_sentences(table, context, others, thunks)
+    answers = answer_sentences(table, context, others, thunks) + ([binder] if binder else [])
     thunks = pd.DataFrame(columns=["profile", "kernel", "arch", "config", "thunk", "variant"]) \
         if thunks is None else thunks
     thunks = thunks[(thunks.profile == profile) & (thunks.kernel == kernel)]

@@ -39,6 +39,7 @@ def page_head(title: str, context: dict, repo_root: Path, run: Path) -> list[str
 # The detail pages, in the order the report lists them: file name, title.
 PAGES = (("guest", "Inside the guest: every variant in every state"),
          ("mainline", "Mainline, with and without the series for it"),
+         ("binder", "Binder: a real driver's round trip, Rust and C"),
          ("profiles", "Build profiles side by side"),
          ("clang", "Built by clang as Android builds"),
          ("native", "Native: the module's own code on the host CPU"),
@@ -53,12 +54,13 @@ PAGES = (("guest", "Inside the guest: every variant in every state"),
 
 def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, str],
           repo_root: Path, paths=None, sizes=None, others=(), processes=None,
-          thunks=None, table=None, facts=None) -> dict[str, str]:
+          thunks=None, table=None, facts=None, binder=None) -> dict[str, str]:
     """The detail pages of a run (<run>/report/<name>.md), by name; a page with nothing to
     say for this run is left out. `others` are its further build profiles and kernels
     (Analysed); `thunks` its native costs per return thunk (analysis.verdict.thunk_costs);
     `table` its verdict rows, `facts` what analysis.hardening read from the modules the clang
-    page weighs."""
+    page weighs; `binder` the Binder page's body (analysis.binder.page), if the run has
+    that part."""
     summary = stats.guest(everything)
     accel = sorted({c["accel"] for c in context["configs"].values()})
     main = Analysed(run, context, everything, paths or {})
@@ -97,6 +99,7 @@ def pages(run: Path, everything: pd.DataFrame, context: dict, checks: dict[str, 
                          if table is not None else [])
                         + kernels_section(main, [k for k in kernels
                                                  if kernel_of(k.context) != MAINLINE_SERIES]))
+    body["binder"] = binder or []
     body["profiles"] = [line for other in profiles for line in profiles_section(main, other)]
     if table is not None:
         body["clang"] = clang_section(table, facts or {}, [main, *others])

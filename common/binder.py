@@ -6,8 +6,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 _STATE = re.compile(r"^tpbench-binder state=(\w+) (begin|end)(?: status=(\S+))?$")
 _SAMPLE = re.compile(r"^tpbench-binder payload=(\d+) n=(\d+) rep=(\d+) ticks=(\d+)$")
 _COUNT = re.compile(r"^tpbench-binder count trips=(\d+)$")
@@ -18,7 +16,7 @@ _ENTRIES = re.compile(r"^# entries-in-buffer/entries-written: (\d+)/(\d+)")
 _MARK = re.compile(r": tpbench-binder-count (begin|end)$")
 # A record line of tracefs' trace: "<task>-<pid> [cpu] <flags> <time>: <event>: <fields>".
 _RECORD = re.compile(r"^\s*\S.*?\[\d+\]\s+\S+\s+[\d.]+: (\w+):")
-STATES = ("disabled", "recording", "count")
+STATES = ("disabled", "attached", "recording", "count")
 
 
 @dataclass
@@ -87,11 +85,12 @@ def events_between_marks(lines: list[str], trips: int, problems: list[str]) -> d
     return {name: n / trips for name, n in sorted(counts.items())}
 
 
-def per_round_trip(samples: list[dict], instructions_per_tick: int = 1) -> pd.DataFrame:
+def per_round_trip(samples: list[dict], instructions_per_tick: int = 1):
     """Instructions per round trip for each state and payload: the slope between the two
     counts of round trips, each taken at its fewest ticks over the repetitions (those no
     interrupt or first-time fault reached), and how far the repetitions spread per round
-    trip (0 when every repetition ran the same instructions)."""
+    trip (0 when every repetition ran the same instructions): a DataFrame."""
+    import pandas as pd     # the runner's config names the kernels before pandas is installed
     frame = pd.DataFrame(samples, columns=["state", "payload", "n", "rep", "ticks"])
     frame["instructions"] = frame.ticks * instructions_per_tick
     rows = []
@@ -106,3 +105,23 @@ def per_round_trip(samples: list[dict], instructions_per_tick: int = 1) -> pd.Da
                          per_round_trip=(low[n2] - low[n1]) / (n2 - n1),
                          spread_per_round_trip=max((high - low) / low.index)))
     return pd.DataFrame(rows)
+
+
+# The Binder kernels' names: "binder-<driver>[-<world>]", the driver "c" or "rust", the world
+# "" (as shipped), "floor" (every tracepoint call compiled to nothing) or "helper" (Rust's
+# events through out-of-line C functions, as before the design).
+DRIVERS = {"c": "C Binder", "rust": "Rust Binder"}
+WORLDS = ("", "floor", "helper")
+
+
+def kernel_name(driver: str, world: str = "") -> str:
+    return "-".join(filter(None, ("binder", driver, world)))
+
+
+def kernel_parts(name: str) -> tuple[str, str]:
+    """(driver, world) of a Binder kernel's name; ValueError for another name."""
+    for driver in DRIVERS:
+        for world in WORLDS:
+            if kernel_name(driver, world) == name:
+                return driver, world
+    raise ValueError(f"{name!r} is no Binder kernel (binder-<c|rust>[-floor|-helper])")

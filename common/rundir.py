@@ -68,6 +68,7 @@ GUEST_FILES = {
     "listing": ("codegen-", ".txt"),             # the analysis' side-by-side disassembly
     "checks": ("codegen-checks-", ".txt"),       # the analysis' codegen checks
     "paths": ("paths-", ".tsv"),                 # the disabled path of each loop
+    "symbols": ("symbols-", ".txt"),             # a Binder guest's driver functions, sized
 }
 
 
@@ -76,6 +77,33 @@ def named_file(directory: Path, kind: str, name: str) -> Path:
     anything for the sample boots under out/."""
     prefix, suffix = GUEST_FILES[kind]
     return Path(directory) / f"{prefix}{name}{suffix}"
+
+
+# The Binder workload's part of a run (issue 36), <run>/binder/: its own context and samples,
+# and each guest's console and results channel named "<kernel>-<arch>-<config>".
+BINDER_DIR = "binder"
+BINDER_CONTEXT = "binder.json"
+BINDER_SAMPLES = "binder-samples.csv"
+BINDER_EVENTS = "binder-events.csv"
+
+
+def binder_dir(run: Path) -> Path:
+    return Path(run) / BINDER_DIR
+
+
+def binder_guest(kernel: str, arch: str, config: str) -> str:
+    """A Binder guest's name: its key in binder.json and the stem of its files."""
+    return f"{kernel}/{arch}/{config}"
+
+
+def binder_file(run: Path, kind: str, guest: str) -> Path:
+    return named_file(binder_dir(run), kind, guest.replace("/", "-"))
+
+
+def binder_context(run: Path) -> dict | None:
+    """binder.json, or None for a run without a Binder part."""
+    path = binder_dir(run) / BINDER_CONTEXT
+    return read_json(path) if path.exists() else None
 
 
 def guest_file(run: Path, kind: str, arch: str, config: str) -> Path:

@@ -104,11 +104,9 @@ def cmd_binder(args) -> int:
         return 1
     samples = out / f"samples-{name}.csv"
     pd.DataFrame(parsed.samples).to_csv(samples, index=False)
-    # Under -icount x86_64's TSC ticks once per instruction; the other architectures' user
-    # counters (arm64's CNTVCT, riscv's time) tick at their timer's rate, not yet measured.
-    unit = "instructions" if (result.accel, kb.arch.name) == ("tcg", "x86_64") else "counter ticks"
-    print(f"{unit} per round trip (samples: {samples}):")
-    print(common_binder.per_round_trip(parsed.samples).round(1).to_string(index=False))
+    per_trip = common_binder.per_round_trip(parsed.samples, kb.arch.counter_period)
+    print(f"{binder.unit(result.accel)} per round trip (samples: {samples}):")
+    print(per_trip.round(1).to_string(index=False))
     for event, n in parsed.events_per_trip.items():
         print(f"{event}\t{n:g} per round trip")
     return 0
@@ -145,15 +143,35 @@ def guests(args) -> Path:
     """The guests of the matrix `args` asks for, run into a new run directory, returned."""
     params = bench_params(args)
     problems = params.problems()
+    binder_kernels = bench.parse_list(args.binder_kernels)
+    binder_archs = bench.parse_list(args.binder_archs)
+    problems += [f"unknown Binder kernel {k!r}; valid: {', '.join(cfg.BINDER_KERNELS)}"
+                 for k in binder_kernels if k not in cfg.BINDER_KERNELS]
+    problems += [f"unknown Binder architecture {a!r}; supported: {', '.join(cfg.ARCHS)}"
+                 for a in binder_archs if a not in cfg.ARCHS]
     if problems:
         raise messages.Failure("; ".join(problems))
-    return bench.run_matrix(args.configs, args.accel, params, Path(args.data),
-                            bench.parse_list(args.archs),
-                            profile_names=bench.parse_list(args.profiles),
-                            compare_archs=args.compare_archs.split(),
-                            kernel_name=args.kernel,
-                            compare_kernels=bench.parse_list(args.compare_kernels),
-                            reuse=Path(args.reuse) if args.reuse else None)
+    run = bench.run_matrix(args.configs, args.accel, params, Path(args.data),
+                           bench.parse_list(args.archs),
+                           profile_names=bench.parse_list(args.profiles),
+                           compare_archs=args.compare_archs.split(),
+                           kernel_name=args.kernel,
+                           compare_kernels=bench.parse_list(args.compare_kernels),
+                           reuse=Path(args.reuse) if args.reuse else None)
+    if binder_kernels:
+        from runner import binder
+        try:
+            failed = binder.run_part(run, binder_kernels, binder_archs, args.configs,
+                                     args.accel)
+        except BaseException as e:
+            bench.mark_incomplete(run, f"binder: {bench.first_line(e)}")
+            raise
+        if failed:
+            bench.mark_incomplete(run, f"binder: {'; '.join(failed)}")
+            raise messages.Failure(f"run {run.name}: the Binder workload failed in "
+                                   f"{len(failed)} guest(s): {'; '.join(failed)} (console "
+                                   f"and results in {rundir.binder_dir(run)})")
+    return run
 
 
 def cmd_bench(args) -> int:
@@ -250,6 +268,12 @@ def add_matrix_arguments(p) -> None:
     p.add_argument("--reuse", default="",
                    help="an earlier run directory: each guest it holds for the same kernel "
                         "build, module and matrix is taken from it, not booted again (TCG only)")
+    p.add_argument("--binder-kernels", default="",
+                   help="Binder kernels booted with the Binder workload into "
+                        "data/<run-id>/binder/ after the matrix, space- or comma-separated: "
+                        + ", ".join(cfg.BINDER_KERNELS))
+    p.add_argument("--binder-archs", default="x86_64",
+                   help="their architectures (each in every config of --configs)")
 
 
 def guarded(step, args) -> int:

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from common import series
+from common import binder, series
 
 REPO = Path(__file__).resolve().parent.parent
 PATCHES = REPO / "patches"
@@ -210,8 +210,8 @@ BINDER_WORLDS = {"": "", "floor": " and every tracepoint call compiled to nothin
 
 
 def binder_kernel(driver: str, world: str = "") -> KernelSource:
-    name = "-".join(filter(None, ("binder", driver, world)))
-    return replace(KERNELS["mainline"], name=name, configured_as="mainline",
+    return replace(KERNELS["mainline"], name=binder.kernel_name(driver, world),
+                   configured_as="mainline",
                    patches=REPO / f"patches-binder-{world}" if world else KERNELS["mainline"].patches,
                    fragments=(f"binder-{driver}.config",),
                    what=f"mainline ({MAINLINE_VERSION}) with {BINDER_DRIVERS[driver]} built "

@@ -22,9 +22,10 @@
  *   tpbench.mode=insmod  load /<name>.ko for each name of tpbench.load=<a>,<b>
  *                        in order, and report each one's status
  *   tpbench.mode=binder  run /binder (runner/guest/binder.c) with the Binder
- *                        driver's events off, then recording (the events of
- *                        tpbench.events=<tracefs system>), and copy the
- *                        records of its counting pass
+ *                        driver's events off, then attached (the events of
+ *                        tpbench.events=<tracefs system> enabled, tracing_on
+ *                        0), then recording, and copy the records of its
+ *                        counting pass
  */
 #include <linux/reboot.h>
 
@@ -427,7 +428,15 @@ static void binder(int out)
 	strcpy(enable, TRACING "/events/");
 	strlcat(enable, binder_events, sizeof(enable));
 	strlcat(enable, "/enable", sizeof(enable));
-	if (write_file(enable, "1"))
+	/*
+	 * Attached: every event's probe in place, the ring buffer off, so each
+	 * site calls its probe, which finds nothing to record into. Then, with
+	 * the buffer on, recording.
+	 */
+	if (write_file(TRACING "/tracing_on", "0") || write_file(enable, "1"))
+		return;
+	run_binder(out, "attached", "time");
+	if (write_file(TRACING "/tracing_on", "1"))
 		return;
 	run_binder(out, "recording", "time");
 	write_file(TRACING "/trace", "");	/* empties the ring buffer */
