@@ -121,11 +121,13 @@ kernels: deps
 sample: deps
 	$(PYTHON) -m runner sample --configs jump_label --event on --accel $(ACCEL) --kernel $(KERNEL)
 
-# Binder round trips (issue 36): mainline 7.3.4 with C or Rust Binder, shipped, floor and
-# helper world, each booted with the Binder workload. make binder boots each into out/binder/
-# (x86_64, jump labels); make bench BINDER=1 boots each on BINDER_ARCHS in every config
-# into data/<run-id>/binder/, and the report gets its answer and page.
-BINDER_KERNELS ?= binder-c binder-c-floor binder-rust binder-rust-floor binder-rust-helper
+# Binder round trips (issue 36): mainline 7.3.4 with C or Rust Binder, shipped, floor,
+# helper world and Rust with the series for mainline, each booted with the Binder workload.
+# make binder boots each into out/binder/ (x86_64, jump labels); make bench BINDER=1 boots
+# each on BINDER_ARCHS in every config into data/<run-id>/binder/, and the report gets its
+# answer and page.
+BINDER_KERNELS ?= binder-c binder-c-floor binder-rust binder-rust-floor binder-rust-helper \
+	binder-rust-series
 BINDER_ARCHS ?= x86_64
 BINDER_ARGS = $(if $(BINDER),--binder-kernels "$(BINDER_KERNELS)" --binder-archs "$(BINDER_ARCHS)")
 binder: deps

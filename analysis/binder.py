@@ -93,7 +93,8 @@ def costs(trips: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     """One row per driver, arch, config and payload: the round trip as shipped with its
     events off; the floor's; the sites one round trip runs (records per round trip of the
     shipped kernel's counting pass); what they cost disabled (shipped minus floor), per site
-    and as a share of the round trip; the helper world minus the floor (Rust); with a probe
+    and as a share of the round trip; the helper world and the series for mainline, each
+    minus the floor (Rust); with a probe
     attached and recording, shipped minus the floor in the same state. NaN where the run
     lacks a kernel."""
     def value(kernel, arch, config, state, payload, column="per_round_trip"):
@@ -110,6 +111,7 @@ def costs(trips: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
         floor_name = binder.kernel_name(driver, "floor")
         floor = value(floor_name, arch, config, "disabled", payload)
         helper = value(binder.kernel_name(driver, "helper"), arch, config, "disabled", payload)
+        series = value(binder.kernel_name(driver, "series"), arch, config, "disabled", payload)
         mine = events[(events.kernel == kernel) & (events.arch == arch)
                       & (events.config == config)]
         sites = float(mine.per_trip.sum()) if not mine.empty else float("nan")
@@ -122,6 +124,7 @@ def costs(trips: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
             floor=floor, sites=sites, events=len(mine), disabled_cost=cost,
             disabled_share=100 * cost / trip, per_site=cost / sites,
             helper_cost=helper - floor, helper_share=100 * (helper - floor) / trip,
+            series_cost=series - floor, series_share=100 * (series - floor) / trip,
             # Against the floor in the same state: enabling any event also hooks the
             # scheduler's switches to record task names, which the floor pays too.
             attached_cost=(value(kernel, arch, config, "attached", payload)
@@ -203,6 +206,9 @@ def sentence(table: pd.DataFrame | None, context: dict | None) -> str:
             words = (f"{binder.DRIVERS[r.driver]}'s {fmt(r.sites)} sites cost "
                      f"{whole(r.disabled_cost)} of {whole(r.round_trip)} "
                      f"({share(r.disabled_share)})")
+            if pd.notna(r.series_cost):
+                words += (f", with the series for mainline {whole(r.series_cost)} "
+                          f"({share(r.series_share)})")
             if pd.notna(r.helper_cost):
                 words += (f", as out-of-line C helpers {whole(r.helper_cost)} "
                           f"({share(r.helper_share)})")
@@ -237,7 +243,9 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
         "finds nothing to record into; attached); recording. Beside it the **floor**, the "
         "same tree with every tracepoint call compiled to nothing (`patches-binder-floor/`), "
         "and for Rust the **helper world**, each event reached through an out-of-line C "
-        "function as before the design (`patches-binder-helper/`).", "",
+        "function as before the design (`patches-binder-helper/`), and Rust Binder on "
+        "mainline **with the series for mainline** (`patches-mainline-series/`), weighed "
+        "against the same floor.", "",
         "The disabled sites' cost is the shipped kernel's round trip minus the floor's: "
         "everything the sites change in the compiled driver, their NOPs, the arguments "
         "computed for them and what they do to register allocation and inlining. Attached "
@@ -247,17 +255,20 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
         "one round trip writes (the counting pass: 10 round trips between two "
         "`trace_marker` lines).", "",
         "| driver | arch | config | payload | round trip | floor | sites | disabled sites "
-        "cost | share | per site | helper world | attached | recording |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "cost | share | per site | with the series for mainline | helper world | attached | "
+        "recording |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in table.itertuples():
         helper = ("-" if pd.isna(r.helper_cost) else
                   f"{whole(r.helper_cost)} ({share(r.helper_share)})")
+        series = ("-" if pd.isna(r.series_cost) else
+                  f"{whole(r.series_cost)} ({share(r.series_share)})")
         lines.append(
             f"| {binder.DRIVERS[r.driver]} | {r.arch} | {SHORT.get(r.config, r.config)} | "
             f"{r.payload} | {whole(r.round_trip)} | {whole(r.floor)} | {fmt(r.sites)} | "
             f"{whole(r.disabled_cost)} | {share(r.disabled_share)} | "
-            f"{'-' if pd.isna(r.per_site) else f'{r.per_site:.1f}'} | {helper} | "
+            f"{'-' if pd.isna(r.per_site) else f'{r.per_site:.1f}'} | {series} | {helper} | "
             f"+{whole(r.attached_cost)} | +{whole(r.recording_cost)} |")
     unit = table.unit.iloc[0] if not table.empty else "instructions"
     lines += ["", f"In {unit} per round trip. Under `-icount` a repetition's count is "
@@ -295,6 +306,24 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
     return lines
 
 
+BARS = {2: ("as shipped", "#1f77b4"), 3: ("Rust, with the series for mainline", "#1b9e77"),
+        4: ("Rust events through out-of-line C helpers", "#d95f02")}
+
+
+def plot_command(data: str, columns: list[int]) -> str:
+    """A clustered bar per column of `data` that has a value (gnuplot refuses a histogram
+    of none), each labelled with its value over its own bar."""
+    bars = [f'"{data}" using {c}:xtic(1) title "{BARS[c][0]}" lc rgb "{BARS[c][1]}"'
+            if i == 0 else f'"" using {c} title "{BARS[c][0]}" lc rgb "{BARS[c][1]}"'
+            for i, c in enumerate(columns)]
+    # A cluster of k bars, each 1/(k+1) of a unit wide, centred on its x.
+    width = 1 / (len(columns) + 1)
+    labels = [f'"" using ($0{(i - (len(columns) - 1) / 2) * width:+.3f}):{c}:'
+              f'(sprintf("%.0f", ${c})) with labels offset 0,0.7 notitle'
+              for i, c in enumerate(columns)]
+    return "plot " + ", ".join(bars + labels)
+
+
 def figure(table: pd.DataFrame, out: Path) -> None:
     """Bars per driver, arch and config (smallest payload): the disabled sites' cost per
     round trip as shipped and, for Rust, in the helper world. gnuplot, its data and script
@@ -302,12 +331,13 @@ def figure(table: pd.DataFrame, out: Path) -> None:
     mine = table[table.payload == ANSWER_PAYLOAD]
     out.parent.mkdir(parents=True, exist_ok=True)
     stem = out.with_suffix("")
-    data = ["# label shipped helper"]
+    data = ["# label shipped series helper"]
     for r in mine.itertuples():
         label = (f"{binder.DRIVERS[r.driver]}, {fmt(r.sites)} sites\\n{r.arch} "
                  f"{SHORT.get(r.config, r.config)}")
-        helper = "NaN" if pd.isna(r.helper_cost) else f"{r.helper_cost:.1f}"
-        data.append(f'"{label}" {r.disabled_cost:.1f} {helper}')
+        helper, series = ("NaN" if pd.isna(x) else f"{x:.1f}"
+                          for x in (r.helper_cost, r.series_cost))
+        data.append(f'"{label}" {r.disabled_cost:.1f} {series} {helper}')
     disk.write_atomically(stem.with_suffix(".dat"), "\n".join(data) + "\n")
     unit = mine.unit.iloc[0] if not mine.empty else "instructions"
     script = "\n".join([
@@ -315,15 +345,15 @@ def figure(table: pd.DataFrame, out: Path) -> None:
         f'set output "{out.name}"',
         f'set title "Binder (mainline 7.3.4): disabled tracepoint sites\' cost per round trip '
         f'({ANSWER_PAYLOAD}-byte transaction and reply, QEMU TCG -icount)"',
-        f'set ylabel "{unit} per round trip (shipped minus floor)"',
+        f'set ylabel "{unit} per round trip, minus the floor"',
         "set style data histograms", "set style histogram clustered gap 1",
         "set style fill solid 0.6 border -1", "set boxwidth 0.9", "set grid ytics",
         "set yrange [0:*]", "set offsets 0, 0, graph 0.12, 0", "set bmargin 4",
         "set key top right",
-        f'plot "{stem.name}.dat" using 2:xtic(1) title "as shipped" lc rgb "#1f77b4", '
-        '"" using 3 title "Rust events through out-of-line C helpers" lc rgb "#d95f02", '
-        '"" using 0:2:(sprintf("%.0f", $2)) with labels offset -2,0.7 notitle, '
-        '"" using 0:3:(sprintf("%.0f", $3)) with labels offset 2,0.7 notitle', ""])
+        plot_command(stem.name + ".dat", [column for column, values in
+                                           ((2, mine.disabled_cost), (3, mine.series_cost),
+                                            (4, mine.helper_cost)) if values.notna().any()]),
+        ""])
     disk.write_atomically(stem.with_suffix(".gp"), script)
     proc = subprocess.run(["gnuplot", stem.with_suffix(".gp").name], cwd=out.parent,
                           capture_output=True, text=True)

@@ -108,10 +108,11 @@ def per_round_trip(samples: list[dict], instructions_per_tick: int = 1):
 
 
 # The Binder kernels' names: "binder-<driver>[-<world>]", the driver "c" or "rust", the world
-# "" (as shipped), "floor" (every tracepoint call compiled to nothing) or "helper" (Rust's
-# events through out-of-line C functions, as before the design).
+# "" (as shipped), "floor" (every tracepoint call compiled to nothing), "helper" (Rust's
+# events through out-of-line C functions, as before the design) or "series" (mainline with
+# the series for it, patches-mainline-series/).
 DRIVERS = {"c": "C Binder", "rust": "Rust Binder"}
-WORLDS = ("", "floor", "helper")
+WORLDS = ("", "floor", "helper", "series")
 
 
 def kernel_name(driver: str, world: str = "") -> str:
@@ -124,4 +125,4 @@ def kernel_parts(name: str) -> tuple[str, str]:
         for world in WORLDS:
             if kernel_name(driver, world) == name:
                 return driver, world
-    raise ValueError(f"{name!r} is no Binder kernel (binder-<c|rust>[-floor|-helper])")
+    raise ValueError(f"{name!r} is no Binder kernel (binder-<c|rust>[-floor|-helper|-series])")

@@ -206,13 +206,15 @@ KERNELS = {
 BINDER_DRIVERS = {"c": "C Binder (drivers/android/binder.c)",
                   "rust": "Rust Binder (drivers/android/binder/)"}
 BINDER_WORLDS = {"": "", "floor": " and every tracepoint call compiled to nothing",
-                 "helper": " reaching each event through an out-of-line C function"}
+                 "helper": " reaching each event through an out-of-line C function",
+                 "series": " and the series for mainline (patches-mainline-series/)"}
+BINDER_PATCHES = {"": KERNELS["mainline"].patches, "series": KERNELS["mainline-series"].patches,
+                  "floor": REPO / "patches-binder-floor", "helper": REPO / "patches-binder-helper"}
 
 
 def binder_kernel(driver: str, world: str = "") -> KernelSource:
     return replace(KERNELS["mainline"], name=binder.kernel_name(driver, world),
-                   configured_as="mainline",
-                   patches=REPO / f"patches-binder-{world}" if world else KERNELS["mainline"].patches,
+                   configured_as="mainline", patches=BINDER_PATCHES[world],
                    fragments=(f"binder-{driver}.config",),
                    what=f"mainline ({MAINLINE_VERSION}) with {BINDER_DRIVERS[driver]} built "
                         f"in{BINDER_WORLDS[world]}")
@@ -220,7 +222,8 @@ def binder_kernel(driver: str, world: str = "") -> KernelSource:
 
 BINDER_KERNELS = {k.name: k for k in (binder_kernel("c"), binder_kernel("c", "floor"),
                                       binder_kernel("rust"), binder_kernel("rust", "floor"),
-                                      binder_kernel("rust", "helper"))}
+                                      binder_kernel("rust", "helper"),
+                                      binder_kernel("rust", "series"))}
 KERNELS.update(BINDER_KERNELS)
 # The tracefs event system of each kernel's driver.
 BINDER_EVENTS = {name: "binder" if name.startswith("binder-c") else "rust_binder"

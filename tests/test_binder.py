@@ -172,8 +172,18 @@ def test_the_binder_figure_is_drawn_with_its_data_beside_it(tmp_path):
     out = tmp_path / "plots" / "binder.png"
     report.figure(report.costs(report.per_trip(context, samples), events), out)
     assert out.read_bytes()[:4] == b"\x89PNG"
-    assert '"Rust Binder, 29 sites\\nx86_64 JL=y" 48.0 195.0' in (
+    assert '"Rust Binder, 29 sites\\nx86_64 JL=y" 48.0 NaN 195.0' in (
         out.with_suffix(".dat").read_text())
+    # The run has no binder-rust-series: its bars are left out, not drawn empty.
+    assert 'using 3 ' not in out.with_suffix(".gp").read_text()
+
+
+def test_each_bar_of_a_cluster_gets_its_own_label():
+    from analysis import binder as report
+    command = report.plot_command("b.dat", [2, 3, 4])
+    assert '"b.dat" using 2:xtic(1) title "as shipped"' in command
+    assert all(f"($0{x}):{c}:" in command for x, c in (("-0.250", 2), ("+0.000", 3),
+                                                       ("+0.250", 4)))
 
 
 # Records per round trip of the shipped drivers, as the fixtures' real captures have them.
