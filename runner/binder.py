@@ -55,8 +55,9 @@ def driver_symbols(kb: kernel.KernelBuild) -> str:
         if obj.name.endswith(".mod.o"):
             continue
         nm = kb.arch.objdump.removesuffix("objdump") + "nm"     # the binutils of the arch
-        for line in proc.output_of([nm, "-S", str(obj)]).splitlines():
-            fields = line.split()
+        # Demangled (Rust's v0 names too), so a name may hold spaces.
+        for line in proc.output_of([nm, "-S", "--demangle", str(obj)]).splitlines():
+            fields = line.split(maxsplit=3)
             if len(fields) == 4 and fields[2] in "tT":
                 sizes[fields[3]] = int(fields[1], 16)
     return "".join(f"{size} {name}\n" for name, size in sorted(sizes.items()))

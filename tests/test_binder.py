@@ -224,3 +224,22 @@ def test_the_page_names_the_functions_the_sites_keep_out_of_line(tmp_path):
     (run / "binder" / "symbols-binder-c-floor-x86_64-jump_label.txt").unlink()
     assert report.inlining(run, report.costs(report.per_trip(context, samples), events))[0] == (
         "- C Binder, x86_64 JL=y: the run kept no symbol list of both kernels.")
+
+
+def test_a_kernel_without_binder_fails_in_one_message_that_names_why(built, accel):
+    """Mainline's own x86_64 kernel (make test builds it) has no Binder: booted with the
+    Binder workload, its failure says the mount of binderfs failed, not a traceback."""
+    import dataclasses
+    from runner import binder as runner_binder
+    from tests.conftest import MAINLINE_ARCHS, OUT
+    if "x86_64" not in MAINLINE_ARCHS or not BINDER_KERNELS:
+        pytest.skip("this make test builds no mainline x86_64 kernel")
+    kb = built("mainline", "x86_64", "jump_label")
+    # Booted as if it were a Binder kernel: the runner asks for Rust Binder's events.
+    result, parsed = runner_binder.boot_binder(
+        dataclasses.replace(kb, kernel=cfg.KERNELS["binder-rust"]), accel, OUT,
+        "binder-none", timeout=300)
+    failure = qemu.boot_failure(result, parsed.problems)
+    assert "state disabled: the workload failed: mount -t binder (no binderfs in this " \
+           "kernel?)" in failure
+    assert parsed.samples == []
