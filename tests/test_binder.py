@@ -243,3 +243,15 @@ def test_a_kernel_without_binder_fails_in_one_message_that_names_why(built, acce
     assert "state disabled: the workload failed: mount -t binder (no binderfs in this " \
            "kernel?)" in failure
     assert parsed.samples == []
+
+
+def test_an_unknown_binder_kernel_or_arch_is_refused_before_anything_runs(capsys, tmp_path):
+    from runner import __main__ as runner_main
+    status = runner_main.main(["bench", "--binder-kernels", "binder-go binder-rust",
+                               "--binder-archs", "x86_65", "--data", str(tmp_path)])
+    assert status == 2
+    err = capsys.readouterr()
+    said = err.out + err.err
+    assert "unknown Binder kernel 'binder-go'; valid: binder-c, binder-c-floor" in said
+    assert "unknown Binder architecture 'x86_65'" in said
+    assert list(tmp_path.iterdir()) == []

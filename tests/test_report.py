@@ -828,3 +828,27 @@ def test_the_series_for_mainline_meets_its_goals_in_the_committed_run():
         doctests = c["doctests"]
         assert doctests["failed"] == 0 and len(doctests["series"]) == 2, name
         assert {t["status"] for t in doctests["series"]} == {"ok"}, name
+
+
+def test_the_binder_answer_holds_for_every_row_of_the_committed_binder_part():
+    """Issue 36: the committed run has its Binder part; the Answer's Binder line is what its
+    files give, names each driver in each config the part measured, and the page's table has
+    a row per driver, config and payload, and names the functions the sites keep out of
+    line."""
+    from analysis import binder
+    run = cfg.REPO / "data" / committed_run_id()
+    context, samples, events = binder.load(run)
+    table = binder.costs(binder.per_trip(context, samples), events)
+    line = binder.sentence(table, context)
+    assert line in committed_report()
+    for r in table[table.payload == binder.ANSWER_PAYLOAD].itertuples():
+        assert (f"{binder.DRIVERS[r.driver]}'s {r.sites:g} sites cost "
+                f"{binder.whole(r.disabled_cost)} of {binder.whole(r.round_trip)}") in line
+    assert {(r.driver, r.config) for r in table.itertuples()} == {
+        (d, c) for d in ("c", "rust") for c in ("jump_label", "no_jump_label")}
+    page = committed_page("binder")
+    rows = [row for row in page.splitlines() if row.startswith(("| C Binder |",
+                                                                "| Rust Binder |"))]
+    assert len(rows) == len(table) == 8
+    assert "`binder_thread_write()`" in page
+    assert "![Binder, disabled sites per round trip](../plots/binder.png)" in page
