@@ -160,6 +160,10 @@ def guests(args) -> Path:
                            reuse=Path(args.reuse) if args.reuse else None)
     if binder_kernels:
         from runner import binder
+        # The run's context says what its Binder part was asked for: the command again.
+        context = rundir.guest_context(run)
+        context["binder_part"] = {"kernels": binder_kernels, "archs": binder_archs}
+        rundir.write_context(run, context)
         try:
             failed = binder.run_part(run, binder_kernels, binder_archs, args.configs,
                                      args.accel)

@@ -255,3 +255,12 @@ def test_an_unknown_binder_kernel_or_arch_is_refused_before_anything_runs(capsys
     assert "unknown Binder kernel 'binder-go'; valid: binder-c, binder-c-floor" in said
     assert "unknown Binder architecture 'x86_65'" in said
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_again_asks_for_the_binder_part_the_run_had():
+    from analysis.pages.method import binder_words
+    assert binder_words(None) == ""
+    assert binder_words({"kernels": ["binder-c", "binder-rust"], "archs": ["x86_64"]}) == (
+        ' BINDER=1 BINDER_KERNELS="binder-c binder-rust"')
+    assert binder_words({"kernels": ["binder-c"], "archs": ["x86_64", "arm64"]}).endswith(
+        ' BINDER_ARCHS="x86_64 arm64"')

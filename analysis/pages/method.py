@@ -138,7 +138,16 @@ def reproduce_command(context: dict, others: list[dict]) -> str:
                if profiles else "")
             + (f" COMPARE_ARCHS=\"{compared}\"" if compared else "")
             + (f" COMPARE_KERNELS=\"{' '.join(further_name(context, o) for o in kernels)}\""
-               if kernels else " COMPARE_KERNELS="))
+               if kernels else " COMPARE_KERNELS=")
+            + binder_words(context.get("binder_part")))
+
+
+def binder_words(part: dict | None) -> str:
+    """make bench's Binder variables for a run with a Binder part (make bench BINDER=1)."""
+    if not part:
+        return ""
+    archs = "" if part["archs"] == ["x86_64"] else f" BINDER_ARCHS=\"{' '.join(part['archs'])}\""
+    return f" BINDER=1 BINDER_KERNELS=\"{' '.join(part['kernels'])}\"{archs}"
 
 
 def further_name(context: dict, other: dict) -> str:
