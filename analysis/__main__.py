@@ -255,9 +255,11 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
                          table, hardening_facts([main, *others]), binder_page)
     for name, text in pages.items():
         disk.write_atomically(pages_dir / f"{name}.md", text)
+    found = report.findings(main, sizes, others)
+    if binder_costs is not None:
+        found["binder"] = binder.finding(binder_costs)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
-                         "plots/headline.png", report.findings(main, sizes, others),
-                         thunk_table, binder_line)
+                         "plots/headline.png", found, thunk_table, binder_line)
     disk.write_atomically(REPO / "REPORT.md", text)
     # From the files just written, as a test regenerates it from the committed ones.
     write_cover_letter(context, cover_region(verdict_of(run), main, others, thunks_of(run),

@@ -222,6 +222,29 @@ def sentence(table: pd.DataFrame | None, context: dict | None) -> str:
             + "; ".join(parts) + complete + ".")
 
 
+def finding(table: pd.DataFrame) -> str:
+    """The page's finding in a line (the report's further questions): each driver's share of
+    the round trip, and where Rust Binder's sites as shipped cost more than the helper
+    world's, which the series for mainline changes."""
+    mine = table[table.payload == ANSWER_PAYLOAD]
+    shares = [f"{binder.DRIVERS[d]}'s disabled sites take {span_of(g.disabled_share)} of a "
+              "round trip" for d, g in mine.groupby("driver", sort=False)]
+    dearer = mine[(mine.driver == "rust") & (mine.disabled_cost > mine.helper_cost)]
+    out = "; ".join(shares) + f" ({ANSWER_PAYLOAD} bytes, every config measured)"
+    for r in dearer.itertuples():
+        out += (f"; {r.arch} {SHORT.get(r.config, r.config)}: Rust Binder's sites as shipped "
+                f"cost more than through out-of-line C helpers ({whole(r.disabled_cost)} "
+                f"against {whole(r.helper_cost)})"
+                + ("" if pd.isna(r.series_cost) else
+                   f", the series for mainline {whole(r.series_cost)}"))
+    return out + "."
+
+
+def span_of(values: pd.Series) -> str:
+    lo, hi = share(values.min()), share(values.max())
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
 def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
          inlined: list[str] = ()) -> list[str]:
     """The Binder page's body; `inlined` its inlining lines (inlining())."""
@@ -271,6 +294,13 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
             f"{'-' if pd.isna(r.per_site) else f'{r.per_site:.1f}'} | {series} | {helper} | "
             f"+{whole(r.attached_cost)} | +{whole(r.recording_cost)} |")
     unit = table.unit.iloc[0] if not table.empty else "instructions"
+    lines += ["", finding(table)[0].upper() + finding(table)[1:]]
+    if (table.driver == "rust").any() and (table.config == "no_jump_label").any():
+        lines += ["", "Without jump labels each of mainline's Rust sites reads its key through "
+                  "`rust_helper_static_key_count()`, a call (the benchmark module's mainline "
+                  "JL=n site does the same: see the mainline page); the helper world's C "
+                  "function tests its key inline; the series for mainline reads it inline "
+                  "in Rust."]
     lines += ["", f"In {unit} per round trip. Under `-icount` a repetition's count is "
               "exact; repetitions differ only where an interrupt (the timer's, about 1,900 "
               "instructions) fell inside one, which the fastest repetition leaves out: the "
