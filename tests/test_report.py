@@ -836,13 +836,14 @@ def test_the_binder_answer_holds_for_every_row_of_the_committed_binder_part():
     a row per driver, config and payload, and names the functions the sites keep out of
     line."""
     from analysis import binder
+    from common import binder as names
     run = cfg.REPO / "data" / committed_run_id()
     context, samples, events = binder.load(run)
     table = binder.costs(binder.per_trip(context, samples), events)
     line = binder.sentence(table, context)
     assert line in committed_report()
     for r in table[table.payload == binder.ANSWER_PAYLOAD].itertuples():
-        assert (f"{binder.DRIVERS[r.driver]}'s {r.sites:g} sites cost "
+        assert (f"{names.DRIVERS[r.driver]}'s {r.sites:g} sites cost "
                 f"{binder.whole(r.disabled_cost)} of {binder.whole(r.round_trip)}") in line
     assert {(r.driver, r.config) for r in table.itertuples()} == {
         (d, c) for d in ("c", "rust") for c in ("jump_label", "no_jump_label")}
