@@ -104,8 +104,8 @@ def cmd_binder(args) -> int:
         return 1
     samples = out / f"samples-{name}.csv"
     pd.DataFrame(parsed.samples).to_csv(samples, index=False)
-    per_trip = common_binder.per_round_trip(parsed.samples, kb.arch.counter_period)
-    print(f"{binder.unit(result.accel)} per round trip (samples: {samples}):")
+    per_trip = common_binder.per_round_trip(parsed.samples)
+    print(f"{binder.unit(result.accel, kb.arch.name)} per round trip (samples: {samples}):")
     print(per_trip.round(1).to_string(index=False))
     for event, n in parsed.events_per_trip.items():
         print(f"{event}\t{n:g} per round trip")

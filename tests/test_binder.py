@@ -268,3 +268,13 @@ def test_the_command_again_asks_for_the_binder_part_the_run_had():
         ' BINDER=1 BINDER_KERNELS="binder-c binder-rust"')
     assert binder_words({"kernels": ["binder-c"], "archs": ["x86_64", "arm64"]}).endswith(
         ' BINDER_ARCHS="x86_64 arm64"')
+
+
+def test_only_x86_64s_counter_is_called_instructions():
+    """The workload reads user space's counter: x86_64's TSC ticks per instruction under
+    -icount; arm64's CNTVCT at the virt timer's rate (a real boot: 1,398 ticks per round trip
+    against x86_64's 19,112 instructions), so it is named counter ticks."""
+    from runner import binder as runner_binder
+    assert runner_binder.unit("tcg", "x86_64") == "instructions"
+    assert runner_binder.unit("tcg", "arm64") == "counter ticks"
+    assert runner_binder.unit("kvm", "x86_64") == "counter ticks"
