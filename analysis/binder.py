@@ -74,8 +74,7 @@ def per_trip(context: dict, samples: pd.DataFrame) -> pd.DataFrame:
                                                           sort=False):
         guest = context.get("guests", {}).get(rundir.binder_guest(kernel, arch, config), {})
         try:
-            fitted = binder.per_round_trip(group.to_dict("records"),
-                                           int(guest.get("instructions_per_tick", 1)))
+            fitted = binder.per_round_trip(group.to_dict("records"))
         except ValueError as e:
             raise BadRun(f"{rundir.BINDER_DIR}/{rundir.BINDER_SAMPLES}: "
                          f"{kernel} {arch} {config}: {e}") from None

@@ -112,9 +112,9 @@ def write_atomically(path: Path, text: str) -> None:
     disk.write_atomically(path, text)
 
 
-def samples_csv(rows) -> str:
+def samples_csv(rows, columns=CSV_COLUMNS) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()

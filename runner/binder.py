@@ -3,15 +3,13 @@ times round trips to a context manager with the driver's events off, with a prob
 and recording; and the Binder part of a run, <run>/binder/, which boots every Binder kernel
 of it so."""
 
-import csv
-import io
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from common import binder, console, disk, messages, rundir
 from runner import config as cfg
-from runner import kernel, proc, qemu
+from runner import bench, kernel, proc, qemu
 
 # The sources whose change makes a Binder guest measure something else.
 BINDER_SOURCES = (cfg.REPO / "runner" / "guest" / "binder.c",
@@ -51,10 +49,10 @@ def driver_symbols(kb: kernel.KernelBuild) -> str:
     name. Which of them the compiler kept out of line is part of what the tracepoint sites
     change: the analysis sets a kernel's against its floor's."""
     sizes = {}
+    nm = kb.arch.objdump.removesuffix("objdump") + "nm"     # the binutils of the arch
     for obj in sorted((kb.build / "drivers" / "android").rglob("*.o")):
         if obj.name.endswith(".mod.o"):
             continue
-        nm = kb.arch.objdump.removesuffix("objdump") + "nm"     # the binutils of the arch
         # Demangled (Rust's v0 names too), so a name may hold spaces.
         for line in proc.output_of([nm, "-S", "--demangle", str(obj)]).splitlines():
             fields = line.split(maxsplit=3)
@@ -70,14 +68,6 @@ def unit(accel: str, arch: str) -> str:
     1,398 per round trip against x86_64's 19,112), riscv's and loongarch's time at theirs;
     until each is measured they stay counter ticks."""
     return "instructions" if (accel, arch) == ("tcg", "x86_64") else "counter ticks"
-
-
-def csv_text(rows: list[dict], columns) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
@@ -106,8 +96,9 @@ def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
     events: list[dict] = []
 
     def save() -> None:
-        disk.write_atomically(part / rundir.BINDER_SAMPLES, csv_text(samples, SAMPLE_COLUMNS))
-        disk.write_atomically(part / rundir.BINDER_EVENTS, csv_text(events, EVENT_COLUMNS))
+        disk.write_atomically(part / rundir.BINDER_SAMPLES,
+                              bench.samples_csv(samples, SAMPLE_COLUMNS))
+        disk.write_atomically(part / rundir.BINDER_EVENTS, bench.samples_csv(events, EVENT_COLUMNS))
         rundir.write_json(part / rundir.BINDER_CONTEXT, context)
 
     save()
@@ -133,7 +124,6 @@ def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
                         "accel": result.accel,
                         "accel_reason": result.accel_reason,
                         "unit": unit(result.accel, arch_name),
-                        "instructions_per_tick": 1,
                         "guest_seconds": round(result.elapsed, 1),
                         "seconds": round(time.monotonic() - start, 1),
                         "trips_counted": parsed.trips_counted,
@@ -156,7 +146,7 @@ def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
         context["incomplete_reason"] = "; ".join(failed) or None
         return failed
     except BaseException as e:
-        context["incomplete_reason"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        context["incomplete_reason"] = bench.first_line(e)
         raise
     finally:
         save()
