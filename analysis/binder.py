@@ -81,6 +81,9 @@ def per_trip(context: dict, samples: pd.DataFrame) -> pd.DataFrame:
         fitted.insert(0, "config", config)
         fitted.insert(0, "arch", arch)
         fitted.insert(0, "kernel", kernel)
+        # A tick of a coarser counter is `per_tick` instructions (runner.binder.unit).
+        per_tick = guest.get("per_tick", 1)
+        fitted[["per_round_trip", "spread_per_round_trip"]] *= per_tick
         fitted["unit"] = guest.get("unit", "instructions")
         rows.append(fitted)
     columns = ["kernel", "arch", "config", "state", "payload", "per_round_trip",
@@ -189,6 +192,17 @@ def share(x: float) -> str:
     return "-" if pd.isna(x) else f"{x:.2f}%"
 
 
+def unit_words(frame: pd.DataFrame) -> str:
+    """The unit of a table's figures; where guests counted in different units, each with
+    the architectures that did."""
+    if frame.empty:
+        return "instructions"
+    by_unit = frame.groupby("unit", sort=False).arch.unique()
+    if len(by_unit) == 1:
+        return by_unit.index[0]
+    return ", ".join(f"{unit} ({', '.join(archs)})" for unit, archs in by_unit.items())
+
+
 def sentence(table: pd.DataFrame | None, context: dict | None) -> str:
     """The Answer's line: per architecture and config, each driver's disabled sites per round
     trip and their cost, the helper world's, with the smallest payload; or why the run has
@@ -213,7 +227,7 @@ def sentence(table: pd.DataFrame | None, context: dict | None) -> str:
                           f"({share(r.helper_share)})")
             said.append(words)
         parts.append(f"{arch} {SHORT.get(config, config)}: " + "; ".join(said))
-    unit = mine.unit.iloc[0] if not mine.empty else "instructions"
+    unit = unit_words(mine)
     complete = "" if (context or {}).get("complete") else " (**incomplete**: " + str(
         (context or {}).get("incomplete_reason")) + ")"
     return (f"{head} of {ANSWER_PAYLOAD} bytes and its reply, {unit} per round trip, "
@@ -255,7 +269,10 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
         "manager, another sends it N two-way transactions (`BC_TRANSACTION` through "
         "`BINDER_WRITE_READ`, waiting for each `BR_REPLY`). After 100 untimed round trips it "
         "times N = 10 and 100 with the user counter, five times each; the slope between the "
-        "fastest repetitions is one round trip. Both processes run `SCHED_FIFO` at one "
+        "fastest repetitions is one round trip. Under `-icount shift=0` a guest nanosecond "
+        "is one instruction: x86_64's TSC counts them, arm64's CNTVCT ticks every "
+        "10^9/CNTFRQ of them (the workload reads CNTFRQ: 16 on QEMU 7.2's virt machine), "
+        "and the figures here are its ticks times that. Both processes run `SCHED_FIFO` at one "
         "priority, so that a wakeup never preempts the waker and every round trip takes one "
         "path through the scheduler (under the fair class a repetition took one of two paths "
         "some 2,800 instructions apart, by the tasks' history, which would hide the sites' "
@@ -292,7 +309,7 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
             f"{whole(r.disabled_cost)} | {share(r.disabled_share)} | "
             f"{'-' if pd.isna(r.per_site) else f'{r.per_site:.1f}'} | {series} | {helper} | "
             f"+{whole(r.attached_cost)} | +{whole(r.recording_cost)} |")
-    unit = table.unit.iloc[0] if not table.empty else "instructions"
+    unit = unit_words(table)
     lines += ["", finding(table)[0].upper() + finding(table)[1:]]
     if (table.driver == "rust").any() and (table.config == "no_jump_label").any():
         lines += ["", "Without jump labels each of mainline's Rust sites reads its key through "
@@ -301,8 +318,8 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
                   "function tests its key inline; the series for mainline reads it inline "
                   "in Rust."]
     lines += ["", f"In {unit} per round trip. Under `-icount` a repetition's count is "
-              "exact; repetitions differ only where an interrupt (the timer's, about 1,900 "
-              "instructions) fell inside one, which the fastest repetition leaves out: the "
+              "exact; repetitions differ only where an interrupt (the timer's: about 1,900 "
+              "instructions on x86_64, 3,400 on arm64) fell inside one, which the fastest repetition leaves out: the "
               "spread column below is the largest such difference per round trip.", "",
               f"![Binder, disabled sites per round trip]({rel}/plots/binder.png)", "",
               "## What the sites change in the compiled driver", "",
@@ -368,7 +385,7 @@ def figure(table: pd.DataFrame, out: Path) -> None:
                           for x in (r.helper_cost, r.series_cost))
         data.append(f'"{label}" {r.disabled_cost:.1f} {series} {helper}')
     disk.write_atomically(stem.with_suffix(".dat"), "\n".join(data) + "\n")
-    unit = mine.unit.iloc[0] if not mine.empty else "instructions"
+    unit = unit_words(mine)
     script = "\n".join([
         "set terminal pngcairo size 900,520 font 'sans,10' noenhanced",
         f'set output "{out.name}"',

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 _STATE = re.compile(r"^tpbench-binder state=(\w+) (begin|end)(?: status=(\S+))?$")
 _SAMPLE = re.compile(r"^tpbench-binder payload=(\d+) n=(\d+) rep=(\d+) ticks=(\d+)$")
+_HZ = re.compile(r"^tpbench-binder counter_hz=(\d+)$")
 _COUNT = re.compile(r"^tpbench-binder count trips=(\d+)$")
 _ERROR = re.compile(r"^tpbench-binder error: (.*)$")
 RECORDS_BEGIN = "tpbench: records begin"
@@ -24,6 +25,7 @@ class BinderResults:
     samples: list[dict] = field(default_factory=list)   # state, payload, n, rep, ticks
     events_per_trip: dict[str, float] = field(default_factory=dict)
     trips_counted: int = 0
+    counter_hz: int = 0     # the user counter's frequency, where the guest can read it
     problems: list[str] = field(default_factory=list)
 
 
@@ -56,6 +58,11 @@ def parse(lines: list[str]) -> BinderResults:
             else:
                 out.samples.append(dict(state=state, payload=int(m[1]), n=int(m[2]),
                                         rep=int(m[3]), ticks=int(m[4])))
+        elif m := _HZ.match(line):
+            if out.counter_hz not in (0, int(m[1])):
+                out.problems.append(f"the counter's frequency changed: {out.counter_hz} Hz, "
+                                    f"then {m[1]}")
+            out.counter_hz = int(m[1])
         elif m := _COUNT.match(line):
             out.trips_counted = int(m[1])
         elif m := _ERROR.match(line):
@@ -86,8 +93,8 @@ def events_between_marks(lines: list[str], trips: int, problems: list[str]) -> d
 
 
 def per_round_trip(samples: list[dict]):
-    """Counter ticks per round trip (instructions under -icount on x86_64; runner.binder.unit
-    names them) for each state and payload: the slope between the two
+    """Counter ticks per round trip (runner.binder.unit says how many instructions a tick
+    is) for each state and payload: the slope between the two
     counts of round trips, each taken at its fewest ticks over the repetitions (those no
     interrupt or first-time fault reached), and how far the repetitions spread per round
     trip (0 when every repetition ran alike): a DataFrame."""

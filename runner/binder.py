@@ -61,13 +61,19 @@ def driver_symbols(kb: kernel.KernelBuild) -> str:
     return "".join(f"{size} {name}\n" for name, size in sorted(sizes.items()))
 
 
-def unit(accel: str, arch: str) -> str:
-    """What a Binder sample's ticks count. The workload reads the counter user space has,
-    not the module's: under -icount x86_64's TSC ticks once per instruction, but arm64's
-    CNTVCT ticks at the virt machine's timer rate (QEMU 7.2: a tick per 16 instructions,
-    1,398 per round trip against x86_64's 19,112), riscv's and loongarch's time at theirs;
-    until each is measured they stay counter ticks."""
-    return "instructions" if (accel, arch) == ("tcg", "x86_64") else "counter ticks"
+def unit(accel: str, arch: str, counter_hz: int) -> tuple[str, int]:
+    """What a Binder sample's ticks count, and how many of that a tick is. The workload reads
+    the counter user space has, not the module's. Under TCG -icount shift=0 (qemu.boot) a
+    guest nanosecond is one instruction: x86_64's TSC counts those nanoseconds, a counter
+    of `counter_hz` (arm64's CNTVCT: 62.5 MHz on QEMU 7.2's virt) ticks every 10^9 /
+    counter_hz of them. Elsewhere, or where the guest cannot read its counter's frequency
+    (riscv, loongarch), they stay counter ticks."""
+    if accel == "tcg":
+        if arch == "x86_64":
+            return "instructions", 1
+        if counter_hz and 10**9 % counter_hz == 0:
+            return "instructions", 10**9 // counter_hz
+    return "counter ticks", 1
 
 
 def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
@@ -119,11 +125,14 @@ def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
                     result, parsed = boot_binder(kb, accel, part, guest.replace("/", "-"),
                                                  timeout)
                     failure = qemu.boot_failure(result, parsed.problems)
+                    per_tick = unit(result.accel, arch_name, parsed.counter_hz)
                     entry = {
                         "build_key": kb.key,
                         "accel": result.accel,
                         "accel_reason": result.accel_reason,
-                        "unit": unit(result.accel, arch_name),
+                        "unit": per_tick[0],
+                        "per_tick": per_tick[1],
+                        "counter_hz": parsed.counter_hz,
                         "guest_seconds": round(result.elapsed, 1),
                         "seconds": round(time.monotonic() - start, 1),
                         "trips_counted": parsed.trips_counted,

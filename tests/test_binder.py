@@ -95,6 +95,26 @@ def test_instructions_per_round_trip_are_the_slope_of_the_fewest_ticks():
     assert table.per_round_trip[("recording", 16)] > 2 * table.per_round_trip[("disabled", 16)]
 
 
+
+def test_arm64s_counter_gives_its_rate_and_ticks_agree_to_the_tick():
+    """Rust Binder, arm64 with jump labels (a real capture): CNTFRQ says 62.5 MHz, a tick per
+    16 instructions under -icount shift=0; three of five repetitions of 100 round trips
+    took 139,787 ticks exactly, so 22,366 instructions a round trip (16 bytes)."""
+    parsed = binder.parse((FIXTURES / "binder-results-rust-arm64-jump_label.txt")
+                          .read_text().splitlines())
+    assert parsed.problems == []
+    assert parsed.counter_hz == 62_500_000
+    assert sum(parsed.events_per_trip.values()) == 29     # the same sites as on x86_64
+    table = binder.per_round_trip(parsed.samples).set_index(["state", "payload"])
+    assert table.per_round_trip[("disabled", 16)] == (139787 - 13978) / 90
+    assert round(table.per_round_trip[("disabled", 16)] * 16) == 22366
+
+
+def test_a_counter_whose_rate_changes_is_a_problem():
+    lines = ["tpbench-binder counter_hz=62500000", "tpbench-binder counter_hz=1000000"]
+    assert "the counter's frequency changed: 62500000 Hz, then 1000000" in (
+        binder.parse(lines).problems)
+
 # The Binder part of a run (analysis/binder.py), on a real one: the five Binder kernels of
 # x86_64 with jump labels, as runner.binder.run_part() wrote them.
 PART = FIXTURES / "binder-part"
@@ -270,11 +290,36 @@ def test_the_command_again_asks_for_the_binder_part_the_run_had():
         ' BINDER_ARCHS="x86_64 arm64"')
 
 
-def test_only_x86_64s_counter_is_called_instructions():
-    """The workload reads user space's counter: x86_64's TSC ticks per instruction under
-    -icount; arm64's CNTVCT at the virt timer's rate (a real boot: 1,398 ticks per round trip
-    against x86_64's 19,112 instructions), so it is named counter ticks."""
+def test_a_tick_is_instructions_where_the_counters_rate_is_known():
+    """Under -icount shift=0 a guest nanosecond is an instruction: x86_64's TSC counts them;
+    arm64's CNTVCT ticks at the rate CNTFRQ gives (QEMU 7.2 virt: 62.5 MHz, a tick per 16
+    instructions; a real boot gave 1,398 ticks per round trip against x86_64's 19,112
+    instructions); a counter whose rate the guest cannot read stays counter ticks."""
     from runner import binder as runner_binder
-    assert runner_binder.unit("tcg", "x86_64") == "instructions"
-    assert runner_binder.unit("tcg", "arm64") == "counter ticks"
-    assert runner_binder.unit("kvm", "x86_64") == "counter ticks"
+    assert runner_binder.unit("tcg", "x86_64", 0) == ("instructions", 1)
+    assert runner_binder.unit("tcg", "arm64", 62_500_000) == ("instructions", 16)
+    assert runner_binder.unit("tcg", "riscv64", 0) == ("counter ticks", 1)
+    assert runner_binder.unit("tcg", "arm64", 3_000_000) == ("counter ticks", 1)
+    assert runner_binder.unit("kvm", "x86_64", 0) == ("counter ticks", 1)
+
+
+def test_arm64s_ticks_become_instructions_and_mixed_units_are_named_per_arch():
+    """binder.json's per_tick (runner.binder.unit) scales arm64's samples to instructions;
+    a table whose guests counted in different units names each with its architectures."""
+    import pandas as pd
+
+    from analysis import binder as analysis_binder
+    parsed = binder.parse((FIXTURES / "binder-results-rust-arm64-jump_label.txt")
+                          .read_text().splitlines())
+    samples = pd.DataFrame([dict(kernel="binder-rust", arch="arm64", config="jump_label", **s)
+                            for s in parsed.samples])
+    context = {"guests": {"binder-rust/arm64/jump_label": {"unit": "instructions",
+                                                           "per_tick": 16}}}
+    trips = analysis_binder.per_trip(context, samples).set_index(["state", "payload"])
+    assert round(trips.per_round_trip[("disabled", 16)]) == 22366
+    assert set(trips.unit) == {"instructions"}
+    mixed = pd.DataFrame(dict(arch=["x86_64", "arm64", "riscv64"],
+                              unit=["instructions", "instructions", "counter ticks"]))
+    assert analysis_binder.unit_words(mixed) == (
+        "instructions (x86_64, arm64), counter ticks (riscv64)")
+    assert analysis_binder.unit_words(mixed[:2]) == "instructions"

@@ -14,8 +14,11 @@
  *
  *   tpbench-binder payload=<bytes> n=<round trips> rep=<i> ticks=<counter ticks>
  *
- * The runner fits the slope over n; under TCG -icount a tick is a fixed
- * number of guest instructions (per architecture). A line starting
+ * after one line "tpbench-binder counter_hz=<Hz>" where the architecture
+ * lets user space read its counter's frequency (arm's CNTFRQ). The runner
+ * fits the slope over n; under TCG -icount shift=0 a guest nanosecond is an
+ * instruction, so a tick is 10^9/Hz instructions (x86_64's TSC counts the
+ * nanoseconds themselves). A line starting
  * "tpbench-binder error:" names what failed; "tpbench-binder done" ends a
  * run that completed.
  *
@@ -64,6 +67,21 @@ static inline unsigned long ticks(void)
 #error "no user-space counter for this architecture"
 #endif
 	return t;
+}
+
+/* The counter's ticks per second, or 0 where user space cannot read it. */
+static unsigned long counter_hz(void)
+{
+	unsigned long hz = 0;
+#if defined(__aarch64__)
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+#elif defined(__arm__)
+	unsigned int frq;
+
+	__asm__ volatile("mrc p15, 0, %0, c14, c0, 0" : "=r"(frq));
+	hz = frq;
+#endif
+	return hz;
 }
 
 static void fail(const char *what, int err)
@@ -239,6 +257,8 @@ static void time_round_trips(struct side *s)
 	unsigned int p, c, rep, i;
 	unsigned long t0, t1;
 
+	if (counter_hz())
+		printf("tpbench-binder counter_hz=%lu\n", counter_hz());
 	memset(payload, 0x5a, sizeof(payload));
 	for (p = 0; p < sizeof(payloads) / sizeof(payloads[0]); p++) {
 		/* First-time faults and allocations happen here, not in a timed loop. */
