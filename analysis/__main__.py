@@ -247,7 +247,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
         binder_costs = binder.costs(trips, binder_events)
         binder.figure(binder_costs, run / "plots" / "binder.png")
         binder_page = binder.page(binder_costs, trips, binder_context, words.PAGE_TO_RUN,
-                                  binder.inlining(run, binder_costs))
+                                  binder.inlining(run, binder_costs),
+                                  binder.where_it_goes(run, binder_costs))
     binder_line = binder.sentence(binder_costs, found_binder and found_binder[0])
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)

@@ -184,6 +184,76 @@ def inlining(run: Path, table: pd.DataFrame) -> list[str]:
     return lines
 
 
+STEP_COLUMNS = ["function", "instructions", "entries"]
+# Rows of a driver's stepped difference the page shows, the largest first.
+STEP_ROWS = 12
+
+
+def steps(run: Path, guest: str) -> pd.DataFrame | None:
+    """A guest's single-stepped round trip by function (runner.binder.by_function), or
+    None where the run has none."""
+    path = rundir.binder_file(run, "steps", guest)
+    if not path.exists():
+        return None
+    return read_csv(path, STEP_COLUMNS, ["instructions", "entries"]).set_index("function")
+
+
+def step_difference(shipped: pd.DataFrame, floor: pd.DataFrame) -> pd.DataFrame:
+    """Per function, shipped minus floor: instructions and entries, the functions that
+    differ, the largest difference first."""
+    both = shipped.join(floor, how="outer", lsuffix="_shipped", rsuffix="_floor").fillna(0)
+    both["instructions"] = both.instructions_shipped - both.instructions_floor
+    both["entries"] = both.entries_shipped - both.entries_floor
+    both = both[(both.instructions != 0) | (both.entries != 0)]
+    return both.reindex(both.instructions.abs().sort_values(ascending=False, kind="stable")
+                        .index).astype(int)
+
+
+def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
+    """The page's account of the disabled sites' cost from single-stepped round trips: per
+    driver, arch and config that has both, the functions whose instructions differ."""
+    lines = []
+    for (driver, arch, config), group in table.groupby(["driver", "arch", "config"],
+                                                       sort=False):
+        where = f"{binder.DRIVERS[driver]}, {arch} {SHORT.get(config, config)}"
+        shipped, floor = (steps(run, rundir.binder_guest(binder.kernel_name(driver, world),
+                                                         arch, config))
+                          for world in ("", "floor"))
+        if shipped is None or floor is None:
+            lines += [f"**{where}**: not single-stepped in this run (the host's gdb steps "
+                      "x86_64 guests under TCG).", ""]
+            continue
+        total = int(shipped.instructions.sum() - floor.instructions.sum())
+        r = group[group.payload == ANSWER_PAYLOAD].iloc[0]
+        diff = step_difference(shipped, floor)
+        lines += [f"**{where}**: {whole(shipped.instructions.sum())} instructions stepped as "
+                  f"shipped, {whole(floor.instructions.sum())} in the floor: {total:+,d}, "
+                  f"where the slopes differ by {whole(r.disabled_cost)} (each stepped round "
+                  f"trip runs {shipped.instructions.sum() - r.round_trip:+,.0f} and "
+                  f"{floor.instructions.sum() - r.floor:+,.0f} instructions against its "
+                  "slope).",
+                  "", "| function | as shipped | floor | difference | entries |",
+                  "|---|---:|---:|---:|---:|"]
+        for name, r in diff.head(STEP_ROWS).iterrows():
+            lines.append(f"| `{name}` | {r.instructions_shipped:,d} | {r.instructions_floor:,d} "
+                         f"| {r.instructions:+,d} | {r.entries:+d} |")
+        if len(diff) > STEP_ROWS:
+            rest = diff.instructions.iloc[STEP_ROWS:]
+            lines.append(f"| {len(rest)} more | | | {int(rest.sum()):+,d} | |")
+        lines.append("")
+        locks = int(diff.entries.get("_raw_spin_lock", 0))
+        if driver == "c" and locks > 0:
+            # binder.c (mainline 7.3.4), binder_thread_read(): the site's third argument.
+            lines += [f"C Binder as shipped takes a spinlock {locks} more times per round trip "
+                      "than its floor, one per `binder_wait_for_work` event: that site's "
+                      "argument `!binder_worklist_empty(proc, &thread->todo)` takes and drops "
+                      "`proc->inner_lock` (with a `binder_debug()` call on each side) before "
+                      "the static branch, whether or not the event is on. Rust Binder's "
+                      "`trace_wait_for_work()` gets the same value from a lock the driver "
+                      "holds anyway.", ""]
+    return lines
+
+
 def whole(x: float) -> str:
     return "-" if pd.isna(x) else f"{x:,.0f}"
 
@@ -259,8 +329,9 @@ def span_of(values: pd.Series) -> str:
 
 
 def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
-         inlined: list[str] = ()) -> list[str]:
-    """The Binder page's body; `inlined` its inlining lines (inlining())."""
+         inlined: list[str] = (), stepped: list[str] = ()) -> list[str]:
+    """The Binder page's body; `inlined` its inlining lines (inlining()), `stepped` its
+    account of single-stepped round trips (where_it_goes())."""
     lines = [
         "## Rust Binder and C Binder: tracepoints per round trip", "",
         "Mainline 7.3.4 (Debian 13 backports' source, distro build, built in the Debian 13 "
@@ -328,6 +399,16 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
               "function it sits in. The driver's functions, from `nm` of its objects "
               "(`binder/symbols-<kernel>-<arch>-<config>.txt`), the events' own left out:", "",
               *inlined, "",
+              "## Where the disabled sites' instructions go", "",
+              "One round trip of the disabled state, single-stepped: the guest boots stopped "
+              "under QEMU's gdb stub (TCG, `-icount`), gdb lets it run 1,000 ioctl calls "
+              "into the 16-byte timed loops and steps three (`runner/gdb_round_trip.py`), "
+              "with interrupts masked; each instruction is counted in the function that holds "
+              "it (`binder/steps-<kernel>-<arch>-<config>.csv`). One round trip, where the "
+              "slope is the mean of 90: the two need not agree to the instruction. The functions where the "
+              "shipped driver and its floor differ, per round trip (entries: how many more "
+              "times the function was entered at its start):", "",
+              *stepped,
               "## Every kernel and state", "",
               "| kernel | arch | config | state | payload | per round trip | spread of the "
               "repetitions per round trip |",

@@ -69,6 +69,7 @@ GUEST_FILES = {
     "checks": ("codegen-checks-", ".txt"),       # the analysis' codegen checks
     "paths": ("paths-", ".tsv"),                 # the disabled path of each loop
     "symbols": ("symbols-", ".txt"),             # a Binder guest's driver functions, sized
+    "steps": ("steps-", ".csv"),                 # a Binder round trip's instructions by function
 }
 
 

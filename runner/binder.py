@@ -3,17 +3,31 @@ times round trips to a context manager with the driver's events off, with a prob
 and recording; and the Binder part of a run, <run>/binder/, which boots every Binder kernel
 of it so."""
 
+import bisect
+import os
+import socket
+import subprocess
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 from common import binder, console, disk, messages, rundir
+from common.messages import Failure
 from runner import config as cfg
 from runner import bench, kernel, proc, qemu
 
 # The sources whose change makes a Binder guest measure something else.
 BINDER_SOURCES = (cfg.REPO / "runner" / "guest" / "binder.c",
                   cfg.REPO / "runner" / "guest" / "init.c")
+GDB_SCRIPT = cfg.REPO / "runner" / "gdb_round_trip.py"
+# Where one round trip is single-stepped, and the ioctl entry that starts each of its three
+# ioctl calls (the syscall's, the same for both drivers): the host's gdb debugs x86_64.
+STEP_ENTRY = {"x86_64": "__x64_sys_ioctl"}
+# The ioctl calls let run before stepping: past the 100 warm round trips and the first
+# repetitions, inside a timed loop of the smallest payload.
+STEP_SKIP = 1000
+STEP_COLUMNS = ("function", "instructions", "entries")
 SAMPLE_COLUMNS = ("kernel", "arch", "config", "state", "payload", "n", "rep", "ticks")
 EVENT_COLUMNS = ("kernel", "arch", "config", "event", "per_trip")
 
@@ -26,12 +40,7 @@ def boot_binder(kb: kernel.KernelBuild, accel: str, out: Path, name: str,
     if events is None:
         raise ValueError(f"{kb.kernel.name} has no Binder driver: "
                          f"use one of {', '.join(cfg.BINDER_EVENTS)}")
-    # User programs: the series' tree builds them for every kernel, as the init.
-    source = kernel.prepare_source()
-    files = {"/binder": qemu.guest_program(source, kb.arch, "binder")}
-    out.mkdir(parents=True, exist_ok=True)
-    initrd = qemu.make_initramfs(out / f"initramfs-{name}.cpio.gz",
-                                 qemu.guest_init(source, kb.arch), files)
+    initrd = binder_initramfs(kb, out, name)
     append = f"tpbench.mode=binder tpbench.events={events} {cfg.KUNIT_OFF}"
     try:
         result = qemu.boot(kb.arch, kb.image, initrd, append, accel, out, name,
@@ -42,6 +51,90 @@ def boot_binder(kb: kernel.KernelBuild, accel: str, out: Path, name: str,
     parsed = binder.parse(lines)
     parsed.problems += cut
     return result, parsed
+
+
+def binder_initramfs(kb: kernel.KernelBuild, out: Path, name: str) -> Path:
+    """The init and the workload for `kb`'s architecture, in an initramfs under `out`."""
+    # User programs: the series' tree builds them for every kernel, as the init.
+    source = kernel.prepare_source()
+    files = {"/binder": qemu.guest_program(source, kb.arch, "binder")}
+    out.mkdir(parents=True, exist_ok=True)
+    return qemu.make_initramfs(out / f"initramfs-{name}.cpio.gz",
+                               qemu.guest_init(source, kb.arch), files)
+
+
+def text_symbols(kb: kernel.KernelBuild) -> list[tuple[int, str]]:
+    """The kernel's functions by address, demangled (Rust's v0 names too)."""
+    nm = kb.arch.objdump.removesuffix("objdump") + "nm"
+    out = []
+    for line in proc.output_of([nm, "-n", "--defined-only", "--demangle",
+                                str(kb.build / "vmlinux")]).splitlines():
+        fields = line.split(maxsplit=2)
+        if len(fields) == 3 and fields[1] in "tTwW":
+            out.append((int(fields[0], 16), fields[2]))
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def step_round_trip(kb: kernel.KernelBuild, out: Path, name: str,
+                    timeout: float = 900) -> list[int]:
+    """Every instruction one round trip of the disabled state runs, by address: the guest
+    boots stopped under QEMU's gdb stub, gdb (runner/gdb_round_trip.py) lets it reach a timed
+    loop and single-steps three ioctl calls, interrupts masked. Exact under TCG, as the
+    slope is; the slope's unit, a round trip, is its span."""
+    entry = dict((n, a) for a, n in text_symbols(kb)).get(STEP_ENTRY.get(kb.arch.name))
+    if entry is None:
+        raise Failure(f"{kb.kernel.name} {kb.arch.name}: no single-stepping here (the host's "
+                      f"gdb debugs {', '.join(STEP_ENTRY)}) or no {STEP_ENTRY.get(kb.arch.name)}")
+    initrd = binder_initramfs(kb, out, f"steps-{name}")
+    port = free_port()
+    # No tpbench.events=: the init runs the disabled state only.
+    cmd = qemu.qemu_command(kb.arch, kb.image, initrd, f"tpbench.mode=binder {cfg.KUNIT_OFF}",
+                            "tcg", rundir.named_file(out, "results", f"steps-{name}"),
+                            extra=("-gdb", f"tcp:127.0.0.1:{port}", "-S"))
+    steps = out / f"pcs-{name}.txt"
+    console_log = rundir.named_file(out, "console", f"steps-{name}")
+    with open(console_log, "w") as log:
+        guest = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT)
+    try:
+        gdb = subprocess.run(
+            ["gdb", "-nx", "-batch", "-x", str(GDB_SCRIPT), str(kb.build / "vmlinux")],
+            env=dict(os.environ, TPBENCH_GDB_PORT=str(port), TPBENCH_ENTRY=f"{entry:#x}",
+                     TPBENCH_SKIP=str(STEP_SKIP), TPBENCH_STEPS=str(steps)),
+            capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"{name}: single-stepping a round trip took over {timeout:.0f} s") from None
+    finally:
+        guest.kill()
+        guest.wait()
+        initrd.unlink(missing_ok=True)
+    if not steps.exists():
+        tail = "\n  ".join((gdb.stdout + gdb.stderr).splitlines()[-8:])
+        raise Failure(f"{name}: gdb stepped no round trip (console: {console_log}):\n  {tail}")
+    pcs = [int(line, 16) for line in steps.read_text().split()]
+    steps.unlink()
+    return pcs
+
+
+def by_function(pcs: list[int], symbols: list[tuple[int, str]]) -> str:
+    """A stepped round trip as CSV: per function, the instructions it ran and how often it
+    was entered at its first instruction; most instructions first."""
+    starts = [a for a, _ in symbols]
+    runs, entries = Counter(), Counter()
+    for pc in pcs:
+        i = bisect.bisect_right(starts, pc) - 1
+        name = symbols[i][1] if i >= 0 else "(user space)"
+        runs[name] += 1
+        entries[name] += i >= 0 and starts[i] == pc
+    rows = [dict(function=n, instructions=k, entries=entries[n])
+            for n, k in sorted(runs.items(), key=lambda x: (-x[1], x[0]))]
+    return bench.samples_csv(rows, STEP_COLUMNS)
 
 
 def driver_symbols(kb: kernel.KernelBuild) -> str:
@@ -74,6 +167,31 @@ def unit(accel: str, arch: str, counter_hz: int) -> tuple[str, int]:
         if counter_hz and 10**9 % counter_hz == 0:
             return "instructions", 10**9 // counter_hz
     return "counter ticks", 1
+
+
+def stepped(kernel_name: str, arch: str, accel: str) -> bool:
+    """Whether the Binder part single-steps a round trip of this guest: each driver as
+    shipped and its floor, where the host's gdb can (under TCG, so that it is exact)."""
+    return (arch in STEP_ENTRY and accel == "tcg"
+            and binder.kernel_parts(kernel_name)[1] in ("", "floor"))
+
+
+def step_into(run: Path, kb: kernel.KernelBuild, guest: str, entry: dict,
+              context: dict) -> None:
+    """Single-steps a round trip of `guest` into binder/steps-*.csv; a failure is the
+    guest's, in binder.json."""
+    messages.say(f"[tpbench] binder {guest}: single-stepping a round trip ...")
+    start = time.monotonic()
+    try:
+        pcs = step_round_trip(kb, rundir.binder_dir(run), guest.replace("/", "-"))
+    except Failure as e:
+        context["failed"][guest] = f"single-stepping a round trip: {e}"
+        messages.say(f"[tpbench] binder {guest}: {context['failed'][guest]}")
+        return
+    disk.write_atomically(rundir.binder_file(run, "steps", guest),
+                          by_function(pcs, text_symbols(kb)))
+    entry["stepped_instructions"] = len(pcs)
+    entry["step_seconds"] = round(time.monotonic() - start, 1)
 
 
 def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
@@ -149,6 +267,8 @@ def run_part(run: Path, kernel_names, arch_names, config_names, accel: str,
                         samples += [dict(tag, **s) for s in parsed.samples]
                         events += [dict(tag, event=e, per_trip=n)
                                    for e, n in parsed.events_per_trip.items()]
+                        if stepped(name, arch_name, result.accel):
+                            step_into(run, kb, guest, entry, context)
                     save()
         failed = [f"{g}: {why.splitlines()[0]}" for g, why in context["failed"].items()]
         context["complete"] = not failed

@@ -54,6 +54,7 @@ DEBIAN_PACKAGES = (
     "python3-ply", "python3-git",   # checkpatch's spdxcheck.py
     "rustfmt-web", "rust-web-clippy",   # rustfmtcheck and CLIPPY=1, of rustc-web's version
     "linux-config-6.12",   # Debian's own configs, which the distro profile is checked against
+    "gdb",      # single-steps a Binder round trip (runner/gdb_round_trip.py)
 )
 
 

@@ -111,7 +111,7 @@ def kvm_usable() -> tuple[bool, str]:
 
 
 def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, accel: str,
-                 results: Path) -> list[str]:
+                 results: Path, extra=()) -> list[str]:
     """The exact QEMU command line for one boot (pure, once the arch's Debian root exists)."""
     if accel == "tcg":
         # The guest TSC then counts executed instructions, exactly.
@@ -122,7 +122,7 @@ def qemu_command(arch: cfg.ArchParams, image: Path, initrd: Path, append: str, a
         raise ValueError(f"accelerator must be kvm or tcg here, not {accel!r}")
     results_args = [a.replace("{path}", str(results)) for a in arch.results_args]
     # The results file may be outside the checkout (bench --data elsewhere).
-    return in_root(arch, share=[results.parent], cmd=[arch.qemu_binary, *accel_args, *arch.qemu_machine_args,
+    return in_root(arch, share=[results.parent], cmd=[arch.qemu_binary, *accel_args, *extra, *arch.qemu_machine_args,
             "-no-reboot", "-display", "none", "-monitor", "none",
             "-serial", "stdio", *results_args,
             "-kernel", str(image), "-initrd", str(initrd),

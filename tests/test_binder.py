@@ -5,7 +5,7 @@ import pytest
 
 from common import binder
 from runner import config as cfg
-from runner import qemu
+from runner import kernel, qemu
 from tests.conftest import BINDER_KERNELS, BINDER_PROFILE, FIXTURES
 
 RESULTS = (FIXTURES / "binder-results-rust-x86_64-jump_label.txt").read_text().splitlines()
@@ -67,11 +67,12 @@ def test_records_without_their_markers_count_nothing():
 
 def test_every_binder_kernel_names_its_drivers_events():
     assert set(cfg.BINDER_EVENTS) == set(cfg.BINDER_KERNELS) <= set(cfg.KERNELS)
-    for name, kernel in cfg.BINDER_KERNELS.items():
+    for name, binder_kernel in cfg.BINDER_KERNELS.items():
         assert cfg.BINDER_EVENTS[name] == ("binder" if "-c" in name else "rust_binder")
-        assert kernel.configured_as == "mainline" and kernel.root == cfg.KERNELS["mainline"].root
-        assert all((cfg.CONFIGS / f).exists() for f in kernel.fragments)
-        assert (kernel.patches / "series").exists()
+        assert binder_kernel.configured_as == "mainline"
+        assert binder_kernel.root == cfg.KERNELS["mainline"].root
+        assert all((cfg.CONFIGS / f).exists() for f in binder_kernel.fragments)
+        assert (binder_kernel.patches / "series").exists()
 
 
 def test_c_binder_records_more_events_per_round_trip_than_rust_binder():
@@ -323,3 +324,55 @@ def test_arm64s_ticks_become_instructions_and_mixed_units_are_named_per_arch():
     assert analysis_binder.unit_words(mixed) == (
         "instructions (x86_64, arm64), counter ticks (riscv64)")
     assert analysis_binder.unit_words(mixed[:2]) == "instructions"
+
+
+def test_a_stepped_round_trip_is_counted_in_the_function_that_holds_each_instruction():
+    from runner import binder as runner_binder
+    symbols = [(0x1000, "f"), (0x1010, "g")]
+    text = runner_binder.by_function([0x400, 0x1000, 0x1004, 0x1010, 0x1000, 0x1012], symbols)
+    assert text == ("function,instructions,entries\nf,3,2\ng,2,1\n(user space),1,0\n")
+
+
+def test_the_stepped_difference_finds_c_binders_lock_for_a_disabled_site(tmp_path):
+    """C Binder x86_64 JL=y, single-stepped (real traces): shipped runs 441 instructions more
+    than its floor, as the slopes say; 3 more spinlocks, 6 more binder_debug() calls (one
+    trace_binder_wait_for_work() argument per event) and binder_thread_write() out of line.
+    Rust Binder, with no steps in the fixture, says so."""
+    from analysis import binder as report
+    run = part_copy(tmp_path)
+    context, samples, events = report.load(run)
+    lines = report.where_it_goes(run, report.costs(report.per_trip(context, samples), events))
+    text = "\n".join(lines)
+    assert ("**C Binder, x86_64 JL=y**: 18,979 instructions stepped as shipped, 18,538 in the "
+            "floor: +441, where the slopes differ by 441") in text
+    assert "| `binder_thread_write` | 341 | 0 | +341 | +2 |" in text
+    assert "| `_raw_spin_lock` | 520 | 496 | +24 | +3 |" in text
+    assert "takes a spinlock 3 more times per round trip" in text
+    assert ("**Rust Binder, x86_64 JL=y**: not single-stepped in this run") in text
+    (run / "binder" / "steps-binder-c-x86_64-jump_label.csv").write_text(
+        "function,instructions,entries\nbinder_ioctl,x,3\n")
+    with pytest.raises(report.BadRun, match="steps-binder-c-x86_64-jump_label.csv line 2: "
+                       "instructions='x'"):
+        report.where_it_goes(run, report.costs(report.per_trip(context, samples), events))
+
+
+def test_a_stepped_round_trip_agrees_with_the_slope(binder_boot):
+    """A real single-stepped round trip (gdb on QEMU's stub, the tiny binder-rust kernel of
+    make test) runs about as many instructions as the timed slope, the mean of 90: one round
+    trip is not the mean (the distro kernels' ran 64 more, tiny binder-rust's 104)."""
+    from runner import binder as runner_binder
+    from tests.conftest import OUT
+    if "binder-rust" not in BINDER_KERNELS:
+        pytest.skip("this make test builds no binder-rust kernel")
+    result, parsed = binder_boot("binder-rust")
+    if result.accel != "tcg":
+        pytest.skip("single-stepping is exact under TCG, the slope too")
+    slope = binder.per_round_trip(parsed.samples).set_index(["state", "payload"]) \
+        .per_round_trip[("disabled", 16)]
+    source = kernel.prepare_source(cfg.KERNELS["binder-rust"])
+    kb = kernel.build_kernel(source, cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"],
+                             cfg.PROFILES[BINDER_PROFILE])
+    pcs = runner_binder.step_round_trip(kb, OUT, "binder-rust-steps")
+    assert abs(len(pcs) - slope) < slope / 100, (len(pcs), slope)
+    csv = runner_binder.by_function(pcs, runner_binder.text_symbols(kb))
+    assert "rust_binder::rust_binder_ioctl," in csv
