@@ -220,8 +220,9 @@ def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
                                                          arch, config))
                           for world in ("", "floor"))
         if shipped is None or floor is None:
-            lines += [f"**{where}**: not single-stepped in this run (the host's gdb steps "
-                      "x86_64 guests under TCG).", ""]
+            lines += [f"**{where}**: not single-stepped in this run (the Binder part steps "
+                      "each driver and its floor where the host's gdb can: x86_64, under "
+                      "TCG; runs made before it did not).", ""]
             continue
         total = int(shipped.instructions.sum() - floor.instructions.sum())
         r = group[group.payload == ANSWER_PAYLOAD].iloc[0]
