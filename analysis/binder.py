@@ -220,9 +220,10 @@ def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
                                                          arch, config))
                           for world in ("", "floor"))
         if shipped is None or floor is None:
-            lines += [f"**{where}**: not single-stepped in this run (the Binder part steps "
-                      "each driver and its floor where the host's gdb can: x86_64, under "
-                      "TCG; runs made before it did not).", ""]
+            why = ("runs made before the Binder part stepped did not" if arch in
+                   binder.STEP_ENTRY else "the host's gdb steps "
+                   + ", ".join(binder.STEP_ENTRY) + " guests only")
+            lines += [f"**{where}**: not single-stepped in this run ({why}).", ""]
             continue
         total = int(shipped.instructions.sum() - floor.instructions.sum())
         r = group[group.payload == ANSWER_PAYLOAD].iloc[0]
@@ -461,7 +462,7 @@ def figure(table: pd.DataFrame, out: Path) -> None:
     stem = out.with_suffix("")
     data = ["# label shipped series helper"]
     for r in mine.itertuples():
-        label = (f"{binder.DRIVERS[r.driver]}, {fmt(r.sites)} sites\\n{r.arch} "
+        label = (f"{binder.DRIVERS[r.driver]}\\n{fmt(r.sites)} sites\\n{r.arch} "
                  f"{SHORT.get(r.config, r.config)}")
         helper, series = ("NaN" if pd.isna(x) else f"{x:.1f}"
                           for x in (r.helper_cost, r.series_cost))
@@ -469,14 +470,16 @@ def figure(table: pd.DataFrame, out: Path) -> None:
     disk.write_atomically(stem.with_suffix(".dat"), "\n".join(data) + "\n")
     unit = unit_words(mine)
     script = "\n".join([
-        "set terminal pngcairo size 900,520 font 'sans,10' noenhanced",
+        # Room for each cluster's three-line label.
+        f"set terminal pngcairo size {max(900, 160 * len(mine))},540 font 'sans,10' "
+        "noenhanced",
         f'set output "{out.name}"',
         f'set title "Binder (mainline 7.3.4): disabled tracepoint sites\' cost per round trip '
         f'({ANSWER_PAYLOAD}-byte transaction and reply, QEMU TCG -icount)"',
         f'set ylabel "{unit} per round trip, minus the floor"',
         "set style data histograms", "set style histogram clustered gap 1",
         "set style fill solid 0.6 border -1", "set boxwidth 0.9", "set grid ytics",
-        "set yrange [0:*]", "set offsets 0, 0, graph 0.12, 0", "set bmargin 4",
+        "set yrange [0:*]", "set offsets 0, 0, graph 0.12, 0", "set bmargin 5",
         "set key top right",
         plot_command(stem.name + ".dat", [column for column, values in
                                            ((2, mine.disabled_cost), (3, mine.series_cost),

@@ -18,6 +18,9 @@ _MARK = re.compile(r": tpbench-binder-count (begin|end)$")
 # A record line of tracefs' trace: "<task>-<pid> [cpu] <flags> <time>: <event>: <fields>".
 _RECORD = re.compile(r"^\s*\S.*?\[\d+\]\s+\S+\s+[\d.]+: (\w+):")
 STATES = ("disabled", "attached", "recording", "count")
+# Where the Binder part single-steps a round trip (runner.binder.step_round_trip), with the
+# ioctl entry whose calls delimit it: Debian's gdb debugs the host's architecture only.
+STEP_ENTRY = {"x86_64": "__x64_sys_ioctl"}
 
 
 @dataclass

@@ -21,9 +21,6 @@ from runner import bench, kernel, proc, qemu
 BINDER_SOURCES = (cfg.REPO / "runner" / "guest" / "binder.c",
                   cfg.REPO / "runner" / "guest" / "init.c")
 GDB_SCRIPT = cfg.REPO / "runner" / "gdb_round_trip.py"
-# Where one round trip is single-stepped, and the ioctl entry that starts each of its three
-# ioctl calls (the syscall's, the same for both drivers): the host's gdb debugs x86_64.
-STEP_ENTRY = {"x86_64": "__x64_sys_ioctl"}
 # The ioctl calls let run before stepping: past the 100 warm round trips and the first
 # repetitions, inside a timed loop of the smallest payload.
 STEP_SKIP = 1000
@@ -87,10 +84,11 @@ def step_round_trip(kb: kernel.KernelBuild, out: Path, name: str,
     boots stopped under QEMU's gdb stub, gdb (runner/gdb_round_trip.py) lets it reach a timed
     loop and single-steps three ioctl calls, interrupts masked. Exact under TCG, as the
     slope is; the slope's unit, a round trip, is its span."""
-    entry = dict((n, a) for a, n in text_symbols(kb)).get(STEP_ENTRY.get(kb.arch.name))
+    ioctl = binder.STEP_ENTRY.get(kb.arch.name)
+    entry = dict((n, a) for a, n in text_symbols(kb)).get(ioctl)
     if entry is None:
         raise Failure(f"{kb.kernel.name} {kb.arch.name}: no single-stepping here (the host's "
-                      f"gdb debugs {', '.join(STEP_ENTRY)}) or no {STEP_ENTRY.get(kb.arch.name)}")
+                      f"gdb debugs {', '.join(binder.STEP_ENTRY)}) or no {ioctl}()")
     initrd = binder_initramfs(kb, out, f"steps-{name}")
     port = free_port()
     # No tpbench.events=: the init runs the disabled state only.
@@ -172,7 +170,7 @@ def unit(accel: str, arch: str, counter_hz: int) -> tuple[str, int]:
 def stepped(kernel_name: str, arch: str, accel: str) -> bool:
     """Whether the Binder part single-steps a round trip of this guest: each driver as
     shipped and its floor, where the host's gdb can (under TCG, so that it is exact)."""
-    return (arch in STEP_ENTRY and accel == "tcg"
+    return (arch in binder.STEP_ENTRY and accel == "tcg"
             and binder.kernel_parts(kernel_name)[1] in ("", "floor"))
 
 

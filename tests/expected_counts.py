@@ -525,8 +525,8 @@ EXPECTED_DISTRO = {
 
 
 # Profile clang (clang 22, full LTO, kCFI, PREEMPT; arm64's shadow call stack), the series on
-# x86_64 and arm64: the counts of runs 20261207T125711Z-6648b0d (x86_64, its guests taken from
-# 20261207T084504Z-6648b0d) and
+# x86_64 and arm64: the counts of runs 20261207T153959Z-6648b0d (x86_64, its guests taken from
+# 20261207T084504Z-6648b0d through 20261207T125711Z-6648b0d) and
 # 20261207T002526Z-fe594e7 (arm64, the series' previous revision), each equal to the walk of its
 # disabled path (`make codegen`: paths-<arch>-<config>.tsv of data/<run>/clang/ lists the
 # instructions; the enabled state's counts add __DO_TRACE, the probe and, on arm64,

@@ -197,7 +197,7 @@ def test_the_binder_figure_is_drawn_with_its_data_beside_it(tmp_path):
     out = tmp_path / "plots" / "binder.png"
     report.figure(report.costs(report.per_trip(context, samples), events), out)
     assert out.read_bytes()[:4] == b"\x89PNG"
-    assert '"Rust Binder, 29 sites\\nx86_64 JL=y" 48.0 NaN 195.0' in (
+    assert '"Rust Binder\\n29 sites\\nx86_64 JL=y" 48.0 NaN 195.0' in (
         out.with_suffix(".dat").read_text())
     # The run has no binder-rust-series: its bars are left out, not drawn empty.
     assert 'using 3 ' not in out.with_suffix(".gp").read_text()
