@@ -5,6 +5,7 @@ of it so."""
 
 import bisect
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -83,7 +84,9 @@ def step_round_trip(kb: kernel.KernelBuild, out: Path, name: str,
     """Every instruction one round trip of the disabled state runs, by address: the guest
     boots stopped under QEMU's gdb stub, gdb (runner/gdb_round_trip.py) lets it reach a timed
     loop and single-steps three ioctl calls, interrupts masked. Exact under TCG, as the
-    slope is; the slope's unit, a round trip, is its span."""
+    slope is, but one round trip where the slope is the mean of 90."""
+    if shutil.which("gdb") is None:
+        raise Failure("gdb is not installed: `make deps` installs it (Debian's gdb)")
     ioctl = binder.STEP_ENTRY.get(kb.arch.name)
     entry = dict((n, a) for a, n in text_symbols(kb)).get(ioctl)
     if entry is None:

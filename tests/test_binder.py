@@ -376,3 +376,19 @@ def test_a_stepped_round_trip_agrees_with_the_slope(binder_boot):
     assert abs(len(pcs) - slope) < slope / 100, (len(pcs), slope)
     csv = runner_binder.by_function(pcs, runner_binder.text_symbols(kb))
     assert "rust_binder::rust_binder_ioctl," in csv
+
+
+def test_a_round_trip_that_cannot_be_stepped_fails_its_guest_in_one_message(monkeypatch,
+                                                                              tmp_path):
+    """Without gdb: one message saying how to get it; step_into() names the guest as failed
+    in binder.json's context (the part is then incomplete), with nothing written."""
+    from common.messages import Failure
+    from runner import binder as runner_binder
+    monkeypatch.setattr(runner_binder.shutil, "which", lambda name: None)
+    with pytest.raises(Failure, match=r"gdb is not installed: `make deps`"):
+        runner_binder.step_round_trip(None, tmp_path, "binder-c-x86_64-jump_label")
+    context, entry = {"failed": {}}, {}
+    runner_binder.step_into(tmp_path, None, "binder-c/x86_64/jump_label", entry, context)
+    assert context["failed"] == {"binder-c/x86_64/jump_label": "single-stepping a round trip: "
+                                 "gdb is not installed: `make deps` installs it (Debian's gdb)"}
+    assert entry == {} and not list((tmp_path / "binder").glob("steps-*"))
