@@ -246,9 +246,10 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
         trips = binder.per_trip(binder_context, binder_samples)
         binder_costs = binder.costs(trips, binder_events)
         binder.figure(binder_costs, run / "plots" / "binder.png")
+        binder_locks = binder.extra_locks(run, binder_costs)
         binder_page = binder.page(binder_costs, trips, binder_context, words.PAGE_TO_RUN,
                                   binder.inlining(run, binder_costs),
-                                  binder.where_it_goes(run, binder_costs))
+                                  binder.where_it_goes(run, binder_costs), binder_locks)
     binder_line = binder.sentence(binder_costs, found_binder and found_binder[0])
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)
@@ -258,7 +259,7 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
         disk.write_atomically(pages_dir / f"{name}.md", text)
     found = report.findings(main, sizes, others)
     if binder_costs is not None:
-        found["binder"] = binder.finding(binder_costs)
+        found["binder"] = binder.finding(binder_costs, binder_locks)
     text = answer.render(table, context, [o.context for o in others], run, REPO, list(pages),
                          "plots/headline.png", found, thunk_table, binder_line)
     disk.write_atomically(REPO / "REPORT.md", text)

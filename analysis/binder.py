@@ -209,6 +209,26 @@ def step_difference(shipped: pd.DataFrame, floor: pd.DataFrame) -> pd.DataFrame:
                         .index).astype(int)
 
 
+def stepped(run: Path, driver: str, arch: str, config: str):
+    """(shipped, floor): the driver's stepped round trips by function, each None if absent."""
+    return tuple(steps(run, rundir.binder_guest(binder.kernel_name(driver, world), arch,
+                                                config)) for world in ("", "floor"))
+
+
+def extra_locks(run: Path, table: pd.DataFrame) -> list[tuple[str, str, int]]:
+    """(arch, config, n) wherever C Binder as shipped, single-stepped, takes a spinlock n > 0
+    more times per round trip than its floor."""
+    out = []
+    for (arch, config), _ in table[table.driver == "c"].groupby(["arch", "config"],
+                                                                 sort=False):
+        shipped, floor = stepped(run, "c", arch, config)
+        if shipped is not None and floor is not None:
+            n = int(step_difference(shipped, floor).entries.get("_raw_spin_lock", 0))
+            if n > 0:
+                out.append((arch, config, n))
+    return out
+
+
 def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
     """The page's account of the disabled sites' cost from single-stepped round trips: per
     driver, arch and config that has both, the functions whose instructions differ."""
@@ -216,9 +236,7 @@ def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
     for (driver, arch, config), group in table.groupby(["driver", "arch", "config"],
                                                        sort=False):
         where = f"{binder.DRIVERS[driver]}, {arch} {SHORT.get(config, config)}"
-        shipped, floor = (steps(run, rundir.binder_guest(binder.kernel_name(driver, world),
-                                                         arch, config))
-                          for world in ("", "floor"))
+        shipped, floor = stepped(run, driver, arch, config)
         if shipped is None or floor is None:
             why = ("runs made before the Binder part stepped did not" if arch in
                    binder.STEP_ENTRY else "the host's gdb steps "
@@ -307,10 +325,10 @@ def sentence(table: pd.DataFrame | None, context: dict | None) -> str:
             + "; ".join(parts) + complete + ".")
 
 
-def finding(table: pd.DataFrame) -> str:
+def finding(table: pd.DataFrame, locks=()) -> str:
     """The page's finding in a line (the report's further questions): each driver's share of
-    the round trip, and where Rust Binder's sites as shipped cost more than the helper
-    world's, which the series for mainline changes."""
+    the round trip, where Rust Binder's sites as shipped cost more than the helper
+    world's, which the series for mainline changes, and C Binder's `locks` (extra_locks())."""
     mine = table[table.payload == ANSWER_PAYLOAD]
     shares = [f"{binder.DRIVERS[d]}'s disabled sites take {span_of(g.disabled_share)} of a "
               "round trip" for d, g in mine.groupby("driver", sort=False)]
@@ -322,6 +340,15 @@ def finding(table: pd.DataFrame) -> str:
                 f"against {whole(r.helper_cost)})"
                 + ("" if pd.isna(r.series_cost) else
                    f", the series for mainline {whole(r.series_cost)}"))
+    if locks:
+        by_count: dict[int, list[str]] = {}
+        for arch, config, n in locks:
+            by_count.setdefault(n, []).append(f"{arch} {SHORT.get(config, config)}")
+        out += ("; single-stepped, C Binder as shipped takes a spinlock " + ", ".join(
+                    f"{n} more times per round trip ({', '.join(where)})"
+                    for n, where in by_count.items())
+                + " than without its sites: `trace_binder_wait_for_work()`'s argument "
+                "`!binder_worklist_empty()` takes `proc->inner_lock` with the event off")
     return out + "."
 
 
@@ -331,9 +358,9 @@ def span_of(values: pd.Series) -> str:
 
 
 def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
-         inlined: list[str] = (), stepped: list[str] = ()) -> list[str]:
-    """The Binder page's body; `inlined` its inlining lines (inlining()), `stepped` its
-    account of single-stepped round trips (where_it_goes())."""
+         inlined: list[str] = (), stepped_lines: list[str] = (), locks=()) -> list[str]:
+    """The Binder page's body; `inlined` its inlining lines (inlining()), `stepped_lines` its
+    account of single-stepped round trips (where_it_goes()), `locks` extra_locks()."""
     lines = [
         "## Rust Binder and C Binder: tracepoints per round trip", "",
         "Mainline 7.3.4 (Debian 13 backports' source, distro build, built in the Debian 13 "
@@ -383,7 +410,8 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
             f"{'-' if pd.isna(r.per_site) else f'{r.per_site:.1f}'} | {series} | {helper} | "
             f"+{whole(r.attached_cost)} | +{whole(r.recording_cost)} |")
     unit = unit_words(table)
-    lines += ["", finding(table)[0].upper() + finding(table)[1:]]
+    found = finding(table, locks)
+    lines += ["", found[0].upper() + found[1:]]
     if (table.driver == "rust").any() and (table.config == "no_jump_label").any():
         lines += ["", "Without jump labels each of mainline's Rust sites reads its key through "
                   "`rust_helper_static_key_count()`, a call (the benchmark module's mainline "
@@ -410,7 +438,7 @@ def page(table: pd.DataFrame, trips: pd.DataFrame, context: dict, rel: str,
               "slope is the mean of 90: the two need not agree to the instruction. The functions where the "
               "shipped driver and its floor differ, per round trip (entries: how many more "
               "times the function was entered at its start):", "",
-              *stepped,
+              *stepped_lines,
               "## Every kernel and state", "",
               "| kernel | arch | config | state | payload | per round trip | spread of the "
               "repetitions per round trip |",

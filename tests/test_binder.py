@@ -349,6 +349,11 @@ def test_the_stepped_difference_finds_c_binders_lock_for_a_disabled_site(tmp_pat
     assert "| `_raw_spin_lock` | 520 | 496 | +24 | +3 |" in text
     assert "takes a spinlock 3 more times per round trip" in text
     assert ("**Rust Binder, x86_64 JL=y**: not single-stepped in this run") in text
+    table = report.costs(report.per_trip(context, samples), events)
+    locks = report.extra_locks(run, table)
+    assert locks == [("x86_64", "jump_label", 3)]
+    assert ("; single-stepped, C Binder as shipped takes a spinlock 3 more times per round "
+            "trip (x86_64 JL=y) than without its sites: ") in report.finding(table, locks)
     (run / "binder" / "steps-binder-c-x86_64-jump_label.csv").write_text(
         "function,instructions,entries\nbinder_ioctl,x,3\n")
     with pytest.raises(report.BadRun, match="steps-binder-c-x86_64-jump_label.csv line 2: "
