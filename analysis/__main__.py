@@ -249,7 +249,8 @@ def cmd_report(run: Path, allow_incomplete: bool) -> int:
         binder_locks = binder.extra_locks(run, binder_costs)
         binder_page = binder.page(binder_costs, trips, binder_context, words.PAGE_TO_RUN,
                                   binder.inlining(run, binder_costs),
-                                  binder.where_it_goes(run, binder_costs), binder_locks)
+                                  binder.where_it_goes(run, binder_costs, binder_locks),
+                                  binder_locks)
     binder_line = binder.sentence(binder_costs, found_binder and found_binder[0])
     pages = report.pages(run, summary, context, checks, REPO, paths, sizes, others, processes,
                          thunk_table[(thunk_table.profile == profile)

@@ -74,16 +74,15 @@ def per_trip(context: dict, samples: pd.DataFrame) -> pd.DataFrame:
                                                           sort=False):
         guest = context.get("guests", {}).get(rundir.binder_guest(kernel, arch, config), {})
         try:
-            fitted = binder.per_round_trip(group.to_dict("records"))
+            # A tick of a coarser counter is `per_tick` instructions (runner.binder.unit).
+            fitted = binder.per_round_trip(group.to_dict("records"),
+                                           guest.get("per_tick", 1))
         except ValueError as e:
             raise BadRun(f"{rundir.BINDER_DIR}/{rundir.BINDER_SAMPLES}: "
                          f"{kernel} {arch} {config}: {e}") from None
         fitted.insert(0, "config", config)
         fitted.insert(0, "arch", arch)
         fitted.insert(0, "kernel", kernel)
-        # A tick of a coarser counter is `per_tick` instructions (runner.binder.unit).
-        per_tick = guest.get("per_tick", 1)
-        fitted[["per_round_trip", "spread_per_round_trip"]] *= per_tick
         fitted["unit"] = guest.get("unit", "instructions")
         rows.append(fitted)
     columns = ["kernel", "arch", "config", "state", "payload", "per_round_trip",
@@ -229,9 +228,11 @@ def extra_locks(run: Path, table: pd.DataFrame) -> list[tuple[str, str, int]]:
     return out
 
 
-def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
+def where_it_goes(run: Path, table: pd.DataFrame, locks) -> list[str]:
     """The page's account of the disabled sites' cost from single-stepped round trips: per
-    driver, arch and config that has both, the functions whose instructions differ."""
+    driver, arch and config that has both, the functions whose instructions differ, and
+    C Binder's `locks` (extra_locks())."""
+    locks_at = {(arch, config): n for arch, config, n in locks}
     lines = []
     for (driver, arch, config), group in table.groupby(["driver", "arch", "config"],
                                                        sort=False):
@@ -261,11 +262,10 @@ def where_it_goes(run: Path, table: pd.DataFrame) -> list[str]:
             rest = diff.instructions.iloc[STEP_ROWS:]
             lines.append(f"| {len(rest)} more | | | {int(rest.sum()):+,d} | |")
         lines.append("")
-        locks = int(diff.entries.get("_raw_spin_lock", 0))
-        if driver == "c" and locks > 0:
+        if driver == "c" and (arch, config) in locks_at:
             # binder.c (mainline 7.3.4), binder_thread_read(): the site's third argument.
-            lines += [f"C Binder as shipped takes a spinlock {locks} more times per round trip "
-                      "than its floor, one per `binder_wait_for_work` event: that site's "
+            lines += [f"C Binder as shipped takes a spinlock {locks_at[(arch, config)]} more "
+                      "times per round trip than its floor, one per `binder_wait_for_work` event: that site's "
                       "argument `!binder_worklist_empty(proc, &thread->todo)` takes and drops "
                       "`proc->inner_lock` (with a `binder_debug()` call on each side) before "
                       "the static branch, whether or not the event is on. Rust Binder's "

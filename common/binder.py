@@ -95,17 +95,18 @@ def events_between_marks(lines: list[str], trips: int, problems: list[str]) -> d
     return {name: n / trips for name, n in sorted(counts.items())}
 
 
-def per_round_trip(samples: list[dict]):
-    """Counter ticks per round trip (runner.binder.unit says how many instructions a tick
-    is) for each state and payload: the slope between the two
+def per_round_trip(samples: list[dict], per_tick: int = 1):
+    """Instructions per round trip, a counter tick being `per_tick` of them (runner.binder.unit),
+    for each state and payload: the slope between the two
     counts of round trips, each taken at its fewest ticks over the repetitions (those no
     interrupt or first-time fault reached), and how far the repetitions spread per round
     trip (0 when every repetition ran alike): a DataFrame."""
     import pandas as pd     # the runner's config names the kernels before pandas is installed
     frame = pd.DataFrame(samples, columns=["state", "payload", "n", "rep", "ticks"])
+    frame["instructions"] = frame.ticks * per_tick
     rows = []
     for (state, payload), group in frame.groupby(["state", "payload"], sort=False):
-        by_n = group.groupby("n").ticks
+        by_n = group.groupby("n").instructions
         low, high = by_n.min(), by_n.max()
         if len(low) != 2:
             raise ValueError(f"state {state} payload {payload}: want two counts of round "

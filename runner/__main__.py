@@ -104,9 +104,8 @@ def cmd_binder(args) -> int:
         return 1
     samples = out / f"samples-{name}.csv"
     pd.DataFrame(parsed.samples).to_csv(samples, index=False)
-    per_trip = common_binder.per_round_trip(parsed.samples)
     unit, per_tick = binder.unit(result.accel, kb.arch.name, parsed.counter_hz)
-    per_trip[["per_round_trip", "spread_per_round_trip"]] *= per_tick
+    per_trip = common_binder.per_round_trip(parsed.samples, per_tick)
     print(f"{unit} per round trip (samples: {samples}, {per_tick} a tick):")
     print(per_trip.round(1).to_string(index=False))
     for event, n in parsed.events_per_trip.items():

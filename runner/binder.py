@@ -79,16 +79,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def step_round_trip(kb: kernel.KernelBuild, out: Path, name: str,
-                    timeout: float = 900) -> list[int]:
+def step_round_trip(kb: kernel.KernelBuild, symbols: list[tuple[int, str]], out: Path,
+                    name: str, timeout: float = 900) -> list[int]:
     """Every instruction one round trip of the disabled state runs, by address: the guest
     boots stopped under QEMU's gdb stub, gdb (runner/gdb_round_trip.py) lets it reach a timed
     loop and single-steps three ioctl calls, interrupts masked. Exact under TCG, as the
-    slope is, but one round trip where the slope is the mean of 90."""
+    slope is, but one round trip where the slope is the mean of 90. `symbols`: the
+    kernel's (text_symbols()), where the ioctl entry is found."""
     if shutil.which("gdb") is None:
         raise Failure("gdb is not installed: `make deps` installs it (Debian's gdb)")
     ioctl = binder.STEP_ENTRY.get(kb.arch.name)
-    entry = dict((n, a) for a, n in text_symbols(kb)).get(ioctl)
+    entry = dict((n, a) for a, n in symbols).get(ioctl)
     if entry is None:
         raise Failure(f"{kb.kernel.name} {kb.arch.name}: no single-stepping here (the host's "
                       f"gdb debugs {', '.join(binder.STEP_ENTRY)}) or no {ioctl}()")
@@ -184,13 +185,14 @@ def step_into(run: Path, kb: kernel.KernelBuild, guest: str, entry: dict,
     messages.say(f"[tpbench] binder {guest}: single-stepping a round trip ...")
     start = time.monotonic()
     try:
-        pcs = step_round_trip(kb, rundir.binder_dir(run), guest.replace("/", "-"))
+        symbols = text_symbols(kb)
+        pcs = step_round_trip(kb, symbols, rundir.binder_dir(run), guest.replace("/", "-"))
     except Failure as e:
         context["failed"][guest] = f"single-stepping a round trip: {e}"
         messages.say(f"[tpbench] binder {guest}: {context['failed'][guest]}")
         return
     disk.write_atomically(rundir.binder_file(run, "steps", guest),
-                          by_function(pcs, text_symbols(kb)))
+                          by_function(pcs, symbols))
     entry["stepped_instructions"] = len(pcs)
     entry["step_seconds"] = round(time.monotonic() - start, 1)
 

@@ -341,16 +341,15 @@ def test_the_stepped_difference_finds_c_binders_lock_for_a_disabled_site(tmp_pat
     from analysis import binder as report
     run = part_copy(tmp_path)
     context, samples, events = report.load(run)
-    lines = report.where_it_goes(run, report.costs(report.per_trip(context, samples), events))
-    text = "\n".join(lines)
+    table = report.costs(report.per_trip(context, samples), events)
+    locks = report.extra_locks(run, table)
+    text = "\n".join(report.where_it_goes(run, table, locks))
     assert ("**C Binder, x86_64 JL=y**: 18,979 instructions stepped as shipped, 18,538 in the "
             "floor: +441, where the slopes differ by 441") in text
     assert "| `binder_thread_write` | 341 | 0 | +341 | +2 |" in text
     assert "| `_raw_spin_lock` | 520 | 496 | +24 | +3 |" in text
     assert "takes a spinlock 3 more times per round trip" in text
     assert ("**Rust Binder, x86_64 JL=y**: not single-stepped in this run") in text
-    table = report.costs(report.per_trip(context, samples), events)
-    locks = report.extra_locks(run, table)
     assert locks == [("x86_64", "jump_label", 3)]
     assert ("; single-stepped, C Binder as shipped takes a spinlock 3 more times per round "
             "trip (x86_64 JL=y) than without its sites: ") in report.finding(table, locks)
@@ -358,7 +357,7 @@ def test_the_stepped_difference_finds_c_binders_lock_for_a_disabled_site(tmp_pat
         "function,instructions,entries\nbinder_ioctl,x,3\n")
     with pytest.raises(report.BadRun, match="steps-binder-c-x86_64-jump_label.csv line 2: "
                        "instructions='x'"):
-        report.where_it_goes(run, report.costs(report.per_trip(context, samples), events))
+        report.extra_locks(run, table)
 
 
 def test_a_stepped_round_trip_agrees_with_the_slope(binder_boot):
@@ -377,9 +376,10 @@ def test_a_stepped_round_trip_agrees_with_the_slope(binder_boot):
     source = kernel.prepare_source(cfg.KERNELS["binder-rust"])
     kb = kernel.build_kernel(source, cfg.ARCHS["x86_64"], cfg.KERNEL_CONFIGS["jump_label"],
                              cfg.PROFILES[BINDER_PROFILE])
-    pcs = runner_binder.step_round_trip(kb, OUT, "binder-rust-steps")
+    symbols = runner_binder.text_symbols(kb)
+    pcs = runner_binder.step_round_trip(kb, symbols, OUT, "binder-rust-steps")
     assert abs(len(pcs) - slope) < slope / 100, (len(pcs), slope)
-    csv = runner_binder.by_function(pcs, runner_binder.text_symbols(kb))
+    csv = runner_binder.by_function(pcs, symbols)
     assert "rust_binder::rust_binder_ioctl," in csv
 
 
@@ -390,8 +390,9 @@ def test_a_round_trip_that_cannot_be_stepped_fails_its_guest_in_one_message(monk
     from common.messages import Failure
     from runner import binder as runner_binder
     monkeypatch.setattr(runner_binder.shutil, "which", lambda name: None)
+    monkeypatch.setattr(runner_binder, "text_symbols", lambda kb: [])
     with pytest.raises(Failure, match=r"gdb is not installed: `make deps`"):
-        runner_binder.step_round_trip(None, tmp_path, "binder-c-x86_64-jump_label")
+        runner_binder.step_round_trip(None, [], tmp_path, "binder-c-x86_64-jump_label")
     context, entry = {"failed": {}}, {}
     runner_binder.step_into(tmp_path, None, "binder-c/x86_64/jump_label", entry, context)
     assert context["failed"] == {"binder-c/x86_64/jump_label": "single-stepping a round trip: "
